@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package kevolve needs to build, test, run and benchmark.
+# Idempotent; apt-get only. Run as root (or through sudo).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+packages=(
+  # toolchain
+  build-essential cmake pkg-config ccache git
+  # runtime stack fixed by the architecture
+  libcaf-dev libopenmpi-dev openmpi-bin
+  libhdf5-dev hdf5-tools
+  libyaml-cpp-dev libboost-program-options-dev libcurl4-openssl-dev
+  # small well-kept libraries instead of hand-written code
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libxxhash-dev libexpected-dev libmuparser-dev libseccomp-dev
+  # tests
+  googletest libgtest-dev libgmock-dev
+  # CPU baselines: OpenBLAS (GEMM) and oneDNN (conv1d)
+  libopenblas-dev libdnnl-dev
+  # benchmarks and store checks: Debian's PyTorch, h5py and NumPy
+  python3 python3-numpy python3-h5py python3-torch
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

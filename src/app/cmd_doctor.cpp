@@ -1,0 +1,86 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "common/paths.h"
+#include "common/subprocess.h"
+#include "eval/backends/cpu_probe.h"
+
+namespace kevolve::app {
+namespace {
+
+// First line of a tool's version output, or "" when it is not there.
+std::string probe_tool(const std::vector<std::string>& argv) {
+  subprocess_options o;
+  o.timeout = std::chrono::seconds(10);
+  auto r = run_subprocess(argv, o);
+  if (!r || r->exit_code == 127 || r->timed_out) return {};
+  std::string first = r->output.substr(0, r->output.find('\n'));
+  if (first.empty() || first.find("exec failed") != std::string::npos) return {};
+  return first;
+}
+
+std::string find_line(const std::string& text, const std::string& needle) {
+  size_t pos = text.find(needle);
+  if (pos == std::string::npos) return {};
+  size_t start = text.rfind('\n', pos);
+  start = start == std::string::npos ? 0 : start + 1;
+  return text.substr(start, text.find('\n', pos) - start);
+}
+
+}  // namespace
+
+int run_doctor(const cli::doctor_command& cmd) {
+  const int threads = cmd.threads > 0 ? cmd.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  nlohmann::json j;
+  j["kevolve"] = kevolve_version();
+  j["data_root"] = data_root().string();
+  j["cache_root"] = cache_root().string();
+  j["worker"] = worker_executable().string();
+  j["threads"] = threads;
+  j["tools"]["g++"] = probe_tool({"g++", "--version"});
+  j["tools"]["nvcc"] = find_line(probe_tool({"sh", "-c", "nvcc --version 2>&1 | tail -2 | head -1"}), "release");
+  if (j["tools"]["nvcc"].get<std::string>().empty() && std::filesystem::exists("/usr/local/cuda/bin/nvcc"))
+    j["tools"]["nvcc"] = probe_tool({"sh", "-c", "/usr/local/cuda/bin/nvcc --version | grep release"});
+  j["tools"]["hipcc"] = std::filesystem::exists("/usr/bin/hipcc") ? "present (/usr/bin/hipcc)" : "";
+  j["tools"]["mpirun"] = probe_tool({"mpirun", "--version"});
+  j["tools"]["slurm"] = probe_tool({"sinfo", "--version"});
+  j["tools"]["python3-torch"] = probe_tool({"/usr/bin/python3", "-c", "import torch; print('torch', torch.__version__)"});
+  j["gpus"]["nvidia"] = probe_tool({"nvidia-smi", "-L"});
+  j["gpus"]["amd"] = std::filesystem::exists("/dev/kfd") ? "present (/dev/kfd)" : "";
+  j["libraries"]["openblas"] = std::filesystem::exists("/usr/include/x86_64-linux-gnu/cblas.h");
+  j["libraries"]["onednn"] = std::filesystem::exists("/usr/include/dnnl.h");
+
+  auto hw = eval::cpu_hardware_profile(threads, cmd.remeasure);
+  if (!hw) return report_error(hw.error());
+  j["cpu"] = {{"profile", hw->name},        {"model", hw->model},
+              {"peak_bandwidth_gbs", hw->peak_bandwidth_gbs}, {"peak_gflops_fp32", hw->peak_gflops_fp32},
+              {"measured_at", hw->measured_at}, {"cached_in", eval::cpu_profile_cache_path(threads)}};
+  std::vector<std::string> backends = {"cpu"};
+  j["backends"] = backends;
+
+  if (cmd.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return exit_ok;
+  }
+  auto show = [](const char* what, const std::string& v) { std::printf("  %-14s %s\n", what, v.empty() ? "not found" : v.c_str()); };
+  std::printf("kevolve %s\n  data           %s\n  cache          %s\n", kevolve_version(), data_root().c_str(), cache_root().c_str());
+  std::printf("cpu\n  model          %s\n  profile        %s, %d threads\n  bandwidth      %.1f GB/s (triad, measured %s)\n  fp32 peak      %.1f GFLOP/s (FMA loop)\n",
+              hw->model.c_str(), hw->name.c_str(), threads, hw->peak_bandwidth_gbs, hw->measured_at.c_str(), hw->peak_gflops_fp32);
+  std::printf("tools\n");
+  for (const char* t : {"g++", "nvcc", "hipcc", "mpirun", "slurm", "python3-torch"}) show(t, j["tools"][t].get<std::string>());
+  std::printf("gpus\n");
+  show("nvidia", j["gpus"]["nvidia"].get<std::string>());
+  show("amd", j["gpus"]["amd"].get<std::string>());
+  std::printf("baseline libraries\n  openblas       %s\n  onednn         %s\n", j["libraries"]["openblas"].get<bool>() ? "yes" : "no",
+              j["libraries"]["onednn"].get<bool>() ? "yes" : "no");
+  std::printf("backends this build can evaluate: cpu\n");
+  return exit_ok;
+}
+
+}  // namespace kevolve::app

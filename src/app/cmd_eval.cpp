@@ -1,0 +1,42 @@
+#include <cstdio>
+#include <thread>
+
+#include "app/commands.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "eval/backends/cpu_probe.h"
+#include "eval/evaluator.h"
+#include "report/verdict_table.h"
+#include "spec/operator_loader.h"
+
+namespace kevolve::app {
+
+int run_eval(const cli::eval_command& cmd) {
+  auto op = spec::find_operator(cmd.op);
+  if (!op) return report_error(op.error());
+  auto source = read_file(cmd.kernel);
+  if (!source) return report_error({errc::invalid_input, "--kernel: " + source.error().message});
+
+  eval::evaluator_options o;
+  o.threads = cmd.threads > 0 ? cmd.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  o.seed = cmd.seed;
+  o.shapes = cmd.shapes;
+  o.call_timeout = std::chrono::milliseconds(cmd.timeout_ms);
+  o.time_budget_seconds = cmd.budget_seconds;
+  o.verify_trials = cmd.trials;
+
+  auto hw = eval::cpu_hardware_profile(o.threads, false);
+  if (!hw) return report_error(hw.error());
+  auto ev = eval::evaluator::create(*op, cmd.variant, o, *hw);
+  if (!ev) return report_error(ev.error());
+  auto v = (*ev)->evaluate(*source);
+  if (!v) return report_error(v.error());
+  if (cmd.json) {
+    std::printf("%s\n", eval::to_json(*v).dump(2).c_str());
+  } else {
+    std::fputs(report::verdict_table(*v).c_str(), stdout);
+  }
+  return v->ok() ? exit_ok : exit_verdict_not_ok;
+}
+
+}  // namespace kevolve::app

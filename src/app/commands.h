@@ -1,0 +1,15 @@
+// The subcommands of the kevolve binary. Each returns the process exit code.
+#pragma once
+
+#include "cli/options.h"
+
+namespace kevolve::app {
+
+int run_eval(const cli::eval_command& cmd);
+int run_ops(const cli::ops_command& cmd);
+int run_doctor(const cli::doctor_command& cmd);
+
+// Prints "error: <message>" to stderr and returns the exit code for it.
+int report_error(const error& e);
+
+}  // namespace kevolve::app

@@ -1,0 +1,136 @@
+#include "cli/options.h"
+
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+namespace kevolve::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+const char* kUsage =
+    "usage: kevolve [--log-level LEVEL] COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  eval     evaluate one kernel file against one operator\n"
+    "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
+    "  doctor   report what this machine has and measure its roofline\n"
+    "\n"
+    "exit codes: 0 ok, 1 verdict other than ok, 2 bad input or usage, 3 internal error\n"
+    "run 'kevolve COMMAND --help' for a command's options\n";
+
+std::string render(const po::options_description& d, const std::string& head) {
+  std::ostringstream s;
+  s << head << "\n" << d;
+  return s.str();
+}
+
+}  // namespace
+
+expected<command_line> parse_command_line(int argc, const char* const* argv) {
+  command_line cl;
+  po::options_description global("global options");
+  global.add_options()("help,h", "show help")("version", "show the version")(
+      "log-level", po::value<std::string>(&cl.log_level)->default_value("warn"), "trace|debug|info|warn|error|off")(
+      "command", po::value<std::string>(), "command")("args", po::value<std::vector<std::string>>(), "arguments");
+  po::positional_options_description pos;
+  pos.add("command", 1).add("args", -1);
+  try {
+    po::variables_map vm;
+    po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(global).positional(pos).allow_unregistered().run();
+    po::store(parsed, vm);
+    po::notify(vm);
+    if (vm.count("version")) {
+      cl.command = "version";
+      return cl;
+    }
+    if (!vm.count("command")) {
+      cl.command = "help";
+      cl.help_text = kUsage;
+      if (!vm.count("help")) return make_error(errc::invalid_input, std::string("no command given\n") + kUsage);
+      return cl;
+    }
+    cl.command = vm["command"].as<std::string>();
+    std::vector<std::string> rest = po::collect_unrecognized(parsed.options, po::include_positional);
+    rest.erase(rest.begin());  // the command itself
+    const bool help = vm.count("help") > 0;
+
+    if (cl.command == "eval") {
+      eval_command& e = cl.eval;
+      po::options_description d("kevolve eval options");
+      d.add_options()("help,h", "show help")("op", po::value<std::string>(&e.op)->required(), "operator name or YAML file")(
+          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu")(
+          "kernel", po::value<std::string>(&e.kernel)->required(), "kernel source file")(
+          "variant", po::value<std::string>(&e.variant), "dtype variant (default: the operator's first)")(
+          "shapes", po::value<std::vector<std::string>>()->multitoken(), "all, or names of shape points")(
+          "json", po::bool_switch(&e.json), "print one JSON object instead of a table")(
+          "seed", po::value<uint64_t>(&e.seed)->default_value(1), "seed of the verification inputs")(
+          "threads", po::value<int>(&e.threads)->default_value(0), "threads for kernels (0: all)")(
+          "timeout-ms", po::value<int>(&e.timeout_ms)->default_value(10000), "hard limit of one kernel call")(
+          "budget", po::value<double>(&e.budget_seconds)->default_value(0.4), "timing seconds per shape and side")(
+          "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape");
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu --kernel FILE [options]");
+        return cl;
+      }
+      po::variables_map evm;
+      po::store(po::command_line_parser(rest).options(d).run(), evm);
+      po::notify(evm);
+      if (evm.count("shapes")) {
+        for (const auto& s : evm["shapes"].as<std::vector<std::string>>())
+          if (s != "all") e.shapes.push_back(s);
+      }
+      if (e.backend != "cpu")
+        return make_error(errc::invalid_input, "--backend: '" + e.backend + "' is not available in this build (available: cpu)");
+      if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)
+        return make_error(errc::invalid_input, "--timeout-ms, --budget and --trials must be positive, --threads >= 0");
+      return cl;
+    }
+    if (cl.command == "ops") {
+      ops_command& o = cl.ops;
+      po::options_description d("kevolve ops options");
+      d.add_options()("help,h", "show help")("no-compile", "validate: skip compiling reference and baseline")(
+          "action", po::value<std::string>(&o.action), "list | validate")(
+          "files", po::value<std::vector<std::string>>(&o.files), "files");
+      po::positional_options_description p;
+      p.add("action", 1).add("files", -1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve ops list\n       kevolve ops validate FILE... [--no-compile]");
+        return cl;
+      }
+      po::variables_map ovm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), ovm);
+      po::notify(ovm);
+      o.compile = !ovm.count("no-compile");
+      if (o.action != "list" && o.action != "validate")
+        return make_error(errc::invalid_input, "ops: expected 'list' or 'validate FILE...', got '" + o.action + "'");
+      if (o.action == "validate" && o.files.empty())
+        return make_error(errc::invalid_input, "ops validate: expected at least one operator YAML file");
+      return cl;
+    }
+    if (cl.command == "doctor") {
+      po::options_description d("kevolve doctor options");
+      d.add_options()("help,h", "show help")("remeasure", po::bool_switch(&cl.doctor.remeasure), "measure the roofline again")(
+          "json", po::bool_switch(&cl.doctor.json), "print JSON")(
+          "threads", po::value<int>(&cl.doctor.threads)->default_value(0), "threads (0: all)");
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve doctor [--remeasure] [--json]");
+        return cl;
+      }
+      po::variables_map dvm;
+      po::store(po::command_line_parser(rest).options(d).run(), dvm);
+      po::notify(dvm);
+      return cl;
+    }
+    return make_error(errc::invalid_input, "unknown command '" + cl.command + "'\n" + kUsage);
+  } catch (const po::error& e) {
+    return make_error(errc::invalid_input, std::string(e.what()));
+  }
+}
+
+}  // namespace kevolve::cli

@@ -1,0 +1,50 @@
+// The command line, parsed with Boost.Program_options into plain structs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace kevolve::cli {
+
+struct eval_command {
+  std::string op;                   // operator name or YAML path
+  std::string backend = "cpu";
+  std::string kernel;               // candidate source file
+  std::string variant;              // empty: the operator's first variant
+  std::vector<std::string> shapes;  // empty or "all": every timed shape
+  bool json = false;
+  uint64_t seed = 1;
+  int threads = 0;
+  int timeout_ms = 10000;
+  double budget_seconds = 0.4;
+  int trials = 3;
+};
+
+struct ops_command {
+  std::string action;               // list | validate
+  std::vector<std::string> files;   // validate: YAML files
+  bool compile = true;              // validate: also compile reference and baseline
+};
+
+struct doctor_command {
+  bool remeasure = false;
+  bool json = false;
+  int threads = 0;
+};
+
+struct command_line {
+  std::string command;  // eval | ops | doctor | help | version
+  std::string log_level = "warn";
+  eval_command eval;
+  ops_command ops;
+  doctor_command doctor;
+  std::string help_text;  // for help, and for usage errors
+};
+
+// Errors are usage errors (exit code 2) with a message naming the option.
+expected<command_line> parse_command_line(int argc, const char* const* argv);
+
+}  // namespace kevolve::cli

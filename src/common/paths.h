@@ -1,0 +1,22 @@
+// Where kevolve finds its data (operators, ABI header, knowledge) and keeps
+// its caches. Environment overrides: KEVOLVE_HOME, KEVOLVE_CACHE_DIR,
+// KEVOLVE_WORKER.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kevolve {
+
+// The project root holding config/, knowledge/, data/ and src/abi/.
+std::filesystem::path data_root();
+
+// $KEVOLVE_CACHE_DIR, else $XDG_CACHE_HOME/kevolve, else ~/.cache/kevolve.
+std::filesystem::path cache_root();
+
+// The kevolve-worker executable: $KEVOLVE_WORKER, else beside this binary.
+std::filesystem::path worker_executable();
+
+const char* kevolve_version();
+
+}  // namespace kevolve

@@ -1,0 +1,132 @@
+#include "common/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kevolve {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::vector<char*> to_cstrings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+int terminate_process_group(int pid, std::chrono::milliseconds grace) {
+  int status = 0;
+  ::kill(-pid, SIGTERM);
+  ::kill(pid, SIGTERM);
+  const auto deadline = clock_type::now() + grace;
+  while (clock_type::now() < deadline) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      ::kill(-pid, SIGKILL);  // stragglers in the group
+      return status;
+    }
+    ::usleep(2000);
+  }
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
+                                           const subprocess_options& options) {
+  if (argv.empty()) return make_error(errc::internal, "run_subprocess: empty argv");
+  int out_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return make_error(errc::subprocess_error, std::string("pipe: ") + std::strerror(errno));
+
+  auto args = to_cstrings(argv);
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp;
+  if (options.env) envp = to_cstrings(*options.env);
+
+  const auto start = clock_type::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return make_error(errc::subprocess_error, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(out_pipe[1], 2);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(126);
+    if (options.env)
+      ::execve(args[0], args.data(), envp.data());
+    else
+      ::execvp(args[0], args.data());
+    const char msg[] = "exec failed\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(out_pipe[1]);
+
+  subprocess_result result;
+  const auto deadline = start + options.timeout;
+  char buf[65536];
+  bool open = true;
+  while (open) {
+    const auto now = clock_type::now();
+    if (now >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    const int wait_ms =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+    pollfd pfd{out_pipe[0], POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, wait_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+    if (n > 0) {
+      result.output.append(buf, static_cast<size_t>(n));
+      if (result.output.size() > 2 * options.max_output_bytes)
+        result.output.erase(0, result.output.size() - options.max_output_bytes);
+    } else if (n == 0 || (n < 0 && errno != EINTR)) {
+      open = false;
+    }
+  }
+  ::close(out_pipe[0]);
+
+  int status = 0;
+  if (result.timed_out) {
+    status = terminate_process_group(pid, std::chrono::milliseconds(500));
+  } else {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::kill(-pid, SIGKILL);  // nothing of the group outlives the call
+  }
+  result.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  if (result.output.size() > options.max_output_bytes)
+    result.output.erase(0, result.output.size() - options.max_output_bytes);
+  if (!result.timed_out) {
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+}  // namespace kevolve

@@ -1,0 +1,415 @@
+#include "eval/evaluator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/hash.h"
+#include "common/paths.h"
+#include "eval/backends/cpu_backend.h"
+#include "eval/compare.h"
+#include "eval/generators.h"
+#include "eval/roofline.h"
+#include "eval/source_policy.h"
+#include "eval/stats.h"
+#include "eval/task_data.h"
+#include "eval/worker_client.h"
+
+namespace kevolve::eval {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+double sum_seconds(const std::vector<int64_t>& ns) {
+  double s = 0;
+  for (int64_t v : ns) s += double(v) * 1e-9;
+  return s;
+}
+
+// A failed call as a verdict.
+shape_verdict failed_call(shape_verdict sv, const call_outcome& out, const std::string& when) {
+  switch (out.what) {
+    case call_outcome::kind::kernel_error:
+      sv.result = status::runtime_failed;
+      sv.reason = when + ": the kernel returned " + std::to_string(out.rc);
+      break;
+    case call_outcome::kind::timeout:
+      sv.result = status::timeout;
+      sv.reason = when + ": " + out.detail;
+      break;
+    case call_outcome::kind::crashed:
+      sv.result = status::crashed;
+      sv.reason = when + ": " + out.detail;
+      break;
+    case call_outcome::kind::protocol_error:
+      sv.result = status::suspicious;
+      sv.reason = when + ": " + out.detail;
+      break;
+    case call_outcome::kind::ok: break;
+  }
+  return sv;
+}
+
+}  // namespace
+
+struct evaluator::run_totals {
+  double kernel_seconds = 0.0;  // wall time of requests that ran kernels
+};
+
+evaluator::~evaluator() = default;
+
+expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec& op, const std::string& variant,
+                                                       const evaluator_options& options,
+                                                       const spec::hardware_profile& hardware) {
+  std::unique_ptr<evaluator> e(new evaluator());
+  e->op_ = op;
+  e->options_ = options;
+  e->hw_ = hardware;
+  e->variant_ = variant.empty() ? &e->op_.variants.front() : e->op_.find_variant(variant);
+  if (!e->variant_) {
+    std::string known;
+    for (const auto& v : op.variants) known += (known.empty() ? "" : ", ") + v.name;
+    return make_error(errc::invalid_input, "operator '" + op.name + "' has no variant '" + variant + "' (variants: " + known + ")");
+  }
+  e->compiler_ = std::make_unique<cpu_compiler>(cache_root() / "compile" / "cpu", options.compile_timeout);
+
+  auto compile_trusted = [&](const std::filesystem::path& src, const std::vector<std::string>& libs,
+                             const char* what) -> expected<compiled_kernel> {
+    auto text = read_file(src);
+    if (!text) return tl::unexpected(text.error());
+    auto k = e->compiler_->compile(*text, libs);
+    if (!k) return k;
+    if (!k->ok)
+      return make_error(errc::invalid_input, src.string() + ": the " + std::string(what) + " of operator '" + op.name +
+                                                 "' does not compile:\n" + k->report.diagnostics);
+    return k;
+  };
+  auto ref = compile_trusted(op.reference, {}, "reference");
+  if (!ref) return tl::unexpected(ref.error());
+  auto base = compile_trusted(op.baseline.source, op.baseline.libraries, "baseline");
+  if (!base) return tl::unexpected(base.error());
+
+  auto data = task_data::create(e->op_, *e->variant_, e->options_, ref->library, base->library);
+  if (!data) return tl::unexpected(data.error());
+  e->data_ = std::move(*data);
+  if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
+
+  e->baseline_name_ = op.baseline.name;
+  if (std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
+    const char* core = std::getenv("OPENBLAS_CORETYPE");
+    e->baseline_name_ += core ? std::string(" [OPENBLAS_CORETYPE=") + core + "]" : " [OpenBLAS autodetected core]";
+  }
+  return e;
+}
+
+expected<verdict> evaluator::evaluate(const std::string& source) {
+  const auto start = clock_type::now();
+  verdict v;
+  v.op = op_.name;
+  v.variant = variant_->name;
+  v.backend = "cpu";
+  v.baseline = baseline_name_;
+  v.hardware = hw_.name + " (" + hw_.model + ", " + std::to_string(data_->threads()) + " threads)";
+  v.peak_bandwidth_gbs = hw_.peak_bandwidth_gbs;
+  v.peak_gflops = hw_.peak_gflops_fp32;
+  v.kernel_hash = content_hash({source}).substr(0, 16);
+  auto finish = [&](verdict& out, double kernel_s) -> verdict& {
+    out.seconds = since(start);
+    out.overhead_seconds = std::max(0.0, out.seconds - out.compile.seconds * (out.compile.cached ? 0 : 1) - kernel_s);
+    return out;
+  };
+
+  // 1. Static policy: what the source may not do at all.
+  const auto violations = scan_source(source, op_.allowed_libraries);
+  if (!violations.empty()) {
+    v.result = status::suspicious;
+    v.reason = "the source does what a kernel may not: " + describe(violations);
+    return finish(v, 0);
+  }
+  // 2. Compile (cached).
+  auto k = compiler_->compile(source, op_.allowed_libraries);
+  if (!k) return tl::unexpected(k.error());
+  v.compile = k->report;
+  if (!k->ok) {
+    v.result = status::compile_failed;
+    v.reason = "the compiler rejected the kernel";
+    return finish(v, 0);
+  }
+  // 3. What the library exports, imports and keeps.
+  auto elf = inspect_elf(k->library);
+  if (!elf) return tl::unexpected(elf.error());
+  const abi_check abi = check_candidate_library(*elf);
+  if (abi.result != status::ok) {
+    v.result = abi.result;
+    v.reason = abi.reason;
+    return finish(v, 0);
+  }
+  // 4. A fresh sandboxed worker for this candidate only.
+  worker_options wo;
+  wo.executable = worker_executable();
+  wo.threads = data_->threads();
+  wo.sandbox = options_.sandbox;
+  wo.address_space_bytes = data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30);
+  auto cand = worker_client::spawn(wo, {&data_->region_a()}, {k->library});
+  if (!cand) return tl::unexpected(cand.error());
+
+  run_totals totals;
+  double speedup_log_sum = 0;
+  int timed = 0;
+  v.result = status::ok;
+  for (size_t p = 0; p < data_->num_problems(); ++p) {
+    if (v.result != status::ok) {
+      shape_verdict skipped;
+      skipped.shape = data_->problem(p).inst.shape_name;
+      skipped.holdout = data_->problem(p).inst.holdout;
+      skipped.result = status::skipped;
+      skipped.reason = "not evaluated after an earlier failure";
+      v.shapes.push_back(skipped);
+      continue;
+    }
+    shape_verdict sv = evaluate_shape(p, **cand, totals);
+    if (sv.result != status::ok) {
+      v.result = sv.result;
+      v.reason = "shape '" + sv.shape + "': " + sv.reason;
+    } else if (!sv.holdout) {
+      speedup_log_sum += std::log(sv.speedup);
+      ++timed;
+    }
+    v.shapes.push_back(std::move(sv));
+  }
+  (*cand)->shutdown();
+  if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
+  return finish(v, totals.kernel_seconds);
+}
+
+shape_verdict evaluator::evaluate_shape(size_t p, worker_client& cand, run_totals& totals) {
+  const problem_state& ps = data_->problem(p);
+  shape_verdict sv;
+  sv.shape = ps.inst.shape_name;
+  sv.holdout = ps.inst.holdout;
+  sv.checked_against_baseline = ps.baseline_is_reference;
+  sv.bytes = ps.inst.bytes;
+  sv.flops = ps.inst.flops;
+  auto setup = cand.setup(data_->candidate_setup(p), options_.call_timeout);
+  if (!setup.ok()) return failed_call(sv, setup, "loading the kernel");
+
+  // Verification: fresh inputs per trial (sets 0..T-1, each another
+  // distribution), then set 0 re-seeded in place (same addresses, new data).
+  const int trials = std::max(1, options_.verify_trials);
+  for (int t = 0; t <= trials; ++t) {
+    const bool reseed = t == trials;
+    const int s = reseed ? 0 : t % ps.buf.num_sets;
+    const uint64_t seed = reseed ? data_->reseed_seed(p) : data_->set_seed(p, s);
+    if (auto r = data_->ensure_inputs(p, s, seed, reseed ? trials : t); !r) {
+      sv.result = status::skipped;
+      sv.reason = r.error().message;
+      return sv;
+    }
+    auto ref = data_->reference(p, s);
+    if (!ref) {
+      sv.result = status::skipped;
+      sv.reason = ref.error().message;
+      return sv;
+    }
+    data_->poison_outputs(p, s, poison_byte(uint32_t(t)));
+    const std::string when = "trial " + std::to_string(t + 1) + (reseed ? " (new data in the same buffers)" : "");
+    auto out = cand.call(0, uint32_t(s), options_.call_timeout);
+    totals.kernel_seconds += out.wall_seconds;
+    if (!out.ok()) return failed_call(sv, out, when);
+    ++sv.trials;
+    std::string damage = data_->check_output_canaries(p, s);
+    if (damage.empty()) damage = data_->check_inputs(p, s);
+    if (!damage.empty()) {
+      sv.result = status::wrong_result;
+      sv.reason = when + ": the kernel " + damage;
+      return sv;
+    }
+    for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
+      const auto& o = ps.inst.outputs[i];
+      const spec::tolerance tol = spec::is_float(o.type) ? op_.tolerances.at(o.type) : spec::tolerance{};
+      auto cmp = compare_tensor(o.name, data_->at_a(ps.buf.cand_out[size_t(s)][i]), o.type, (*ref)->outputs[i].data(),
+                                (*ref)->types[i], o.numel(), tol, (*ref)->tol_scale);
+      sv.max_abs_error = std::max(sv.max_abs_error, cmp.max_abs_error);
+      sv.max_error_ratio = std::max(sv.max_error_ratio, cmp.max_error_ratio);
+      if (!cmp.ok) {
+        sv.result = status::wrong_result;
+        sv.reason = when + ": " + std::to_string(cmp.mismatches) + " of " + std::to_string(o.numel()) +
+                    " elements wrong; first " + cmp.first_mismatch +
+                    (ps.baseline_is_reference ? " (checked against the trusted baseline)" : "");
+        return sv;
+      }
+    }
+  }
+  if (sv.holdout) {
+    sv.result = status::ok;
+    return sv;
+  }
+  return time_shape(p, cand, sv, totals);
+}
+
+shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict sv, run_totals& totals) {
+  const problem_state& ps = data_->problem(p);
+  if (auto r = data_->setup_baseline_worker(p); !r) {
+    sv.result = status::skipped;
+    sv.reason = r.error().message;
+    return sv;
+  }
+  worker_client& base = data_->baseline_worker();
+  const uint32_t sets = uint32_t(ps.buf.num_sets);
+  const milliseconds timeout = options_.call_timeout;
+  const int threads = data_->threads();
+  std::vector<int64_t> cand_ns, base_ns;
+  double cand_reported = 0.0;
+  uint32_t cand_calls = 0;
+  const double cpu_before = cand.cpu_seconds();
+
+  // Warm-up: one pass over every set (page faults, caches, thread pools).
+  auto wc = cand.time(0, 0, sets, timeout * sets);
+  totals.kernel_seconds += wc.wall_seconds;
+  if (!wc.ok()) return failed_call(sv, wc, "warm-up");
+  cand_reported += sum_seconds(wc.ns);
+  cand_calls += uint32_t(wc.ns.size());
+  auto wb = base.time(0, 0, sets, timeout * sets);
+  if (!wb.ok()) {
+    sv.result = status::skipped;
+    sv.reason = "the baseline failed during warm-up: " + wb.detail;
+    return sv;
+  }
+  const double est_c = std::max(summarize_ns(wc.ns).median_s, 1e-7);
+  const double est_b = std::max(summarize_ns(wb.ns).median_s, 1e-7);
+  const int rounds = 3;
+  auto reps_for = [&](double est) {
+    const double per_round = options_.time_budget_seconds / rounds;
+    return uint32_t(std::clamp(per_round / est, double(std::max(1, options_.min_runs / rounds)), 100000.0));
+  };
+  const uint32_t reps_c = reps_for(est_c), reps_b = reps_for(est_b);
+  const double ws_poison_s = double(ps.inst.workspace_bytes) / 5e9;  // worker's memset per call
+
+  // Interleaved rounds: baseline batch, candidate batch. The candidate's last
+  // batch starts at set 0 with freshly poisoned outputs, so what it leaves
+  // behind is checked below.
+  uint32_t next_c = 0, next_b = 0;
+  for (int r = 0; r <= rounds; ++r) {
+    if (r < rounds) {
+      auto ob = base.time(0, next_b % sets, reps_b, timeout * reps_b);
+      if (!ob.ok()) {
+        sv.result = status::skipped;
+        sv.reason = "the baseline failed while timing: " + ob.detail;
+        return sv;
+      }
+      base_ns.insert(base_ns.end(), ob.ns.begin(), ob.ns.end());
+      next_b += reps_b;
+    }
+    const bool final_batch = r == rounds;
+    uint32_t reps = reps_c;
+    uint32_t first = next_c % sets;
+    if (final_batch) {
+      for (int s = 0; s < std::min<int>(options_.verify_trials, int(sets)); ++s)
+        data_->poison_outputs(p, s, poison_byte(uint32_t(s) + 1));
+      first = 0;
+      reps = std::max<uint32_t>(std::min<uint32_t>(reps_c, sets), std::min<uint32_t>(sets, uint32_t(options_.verify_trials)));
+    }
+    auto oc = cand.time(0, first, reps, timeout * reps);
+    totals.kernel_seconds += oc.wall_seconds;
+    if (!oc.ok()) return failed_call(sv, oc, "timing");
+    const double reported = sum_seconds(oc.ns);
+    // The worker's clock against ours: calls cannot take less than they took.
+    const double allowed_gap = reported + 0.005 + double(reps) * (ws_poison_s + 20e-6);
+    if (oc.wall_seconds > 2.0 * allowed_gap) {
+      sv.result = status::suspicious;
+      sv.reason = "timed calls reported " + std::to_string(reported * 1e3) + " ms but took " +
+                  std::to_string(oc.wall_seconds * 1e3) + " ms of wall time (timer tampering)";
+      return sv;
+    }
+    cand_reported += reported;
+    cand_calls += uint32_t(oc.ns.size());
+    if (!final_batch) cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
+    else cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
+    next_c += reps;
+  }
+
+  // Hidden work: no CPU use after the last call returned, and no more CPU in
+  // total than the timed calls can account for.
+  const double cpu_after = cand.cpu_seconds();
+  ::usleep(50000);
+  const double cpu_idle = cand.cpu_seconds() - cpu_after;
+  if (cpu_idle > 0.02) {
+    sv.result = status::suspicious;
+    sv.reason = "the kernel's process kept computing after its calls returned (" + std::to_string(cpu_idle * 1e3) +
+                " ms of CPU in 50 ms of idle time): work hidden from the timer";
+    return sv;
+  }
+  const double cpu_used = cpu_after - cpu_before;
+  const double cpu_bound = threads * (cand_reported + cand_calls * (ws_poison_s + 5e-6)) * 1.25 + 0.03;
+  if (cpu_used > cpu_bound) {
+    sv.result = status::suspicious;
+    sv.reason = "the kernel's process used " + std::to_string(cpu_used * 1e3) + " ms of CPU while its timed calls took " +
+                std::to_string(cand_reported * 1e3) + " ms on " + std::to_string(threads) +
+                " threads: work hidden from the timer";
+    return sv;
+  }
+
+  // What the timed calls left behind must still be right, and the inputs untouched.
+  for (int s = 0; s < std::min<int>(options_.verify_trials, int(sets)); ++s) {
+    auto ref = data_->reference(p, s);
+    if (!ref) {
+      sv.result = status::skipped;
+      sv.reason = ref.error().message;
+      return sv;
+    }
+    for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
+      const auto& o = ps.inst.outputs[i];
+      const spec::tolerance tol = spec::is_float(o.type) ? op_.tolerances.at(o.type) : spec::tolerance{};
+      auto cmp = compare_tensor(o.name, data_->at_a(ps.buf.cand_out[size_t(s)][i]), o.type, (*ref)->outputs[i].data(),
+                                (*ref)->types[i], o.numel(), tol, (*ref)->tol_scale);
+      if (!cmp.ok) {
+        sv.result = status::wrong_result;
+        sv.reason = "outputs of the timed calls are wrong (right when verified, wrong when timed): " + cmp.first_mismatch;
+        return sv;
+      }
+    }
+  }
+  for (uint32_t s = 0; s < sets; ++s) {
+    std::string damage = data_->check_inputs(p, int(s));
+    if (damage.empty()) damage = data_->check_output_canaries(p, int(s));
+    if (!damage.empty()) {
+      sv.result = status::wrong_result;
+      sv.reason = "while timed, the kernel " + damage;
+      return sv;
+    }
+  }
+
+  sv.candidate = summarize_ns(cand_ns);
+  sv.baseline = summarize_ns(base_ns);
+  sv.speedup = sv.baseline.median_s / sv.candidate.median_s;
+  const roofline_point rp = place_on_roofline(hw_, ps.inst.bytes, ps.inst.flops, sv.candidate.median_s);
+  const roofline_point rb = place_on_roofline(hw_, ps.inst.bytes, ps.inst.flops, sv.baseline.median_s);
+  sv.achieved_gbs = rp.achieved_gbs;
+  sv.achieved_gflops = rp.achieved_gflops;
+  sv.roofline_fraction = rp.fraction;
+  sv.baseline_roofline_fraction = rb.fraction;
+  sv.bottleneck = rp.bottleneck;
+  if (sv.candidate.median_s < options_.roofline_slack * rp.floor_seconds) {
+    sv.result = status::suspicious;
+    sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +
+                " us against a roofline floor of " + std::to_string(rp.floor_seconds * 1e6) + " us";
+    return sv;
+  }
+  if (sv.speedup > op_.max_speedup) {
+    sv.result = status::suspicious;
+    sv.reason = "implausible speedup over the baseline: " + std::to_string(sv.speedup) + "x (limit " +
+                std::to_string(op_.max_speedup) + "x)";
+    return sv;
+  }
+  sv.result = status::ok;
+  return sv;
+}
+
+}  // namespace kevolve::eval

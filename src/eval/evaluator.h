@@ -1,0 +1,68 @@
+// The evaluator: turns a candidate's source into a verdict, following the
+// six rules of ARCHITECTURE.md (compile, isolate, verify, time, refuse the
+// impossible, profile). One evaluator serves one task (operator, variant,
+// backend) and keeps what candidates share: inputs in shared memory, the
+// reference's outputs, and the baseline and reference worker processes.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "eval/verdict.h"
+#include "spec/hardware_profile.h"
+#include "spec/operator_spec.h"
+
+namespace kevolve::eval {
+
+struct evaluator_options {
+  int threads = 0;                       // 0: all hardware threads
+  uint64_t seed = 1;                     // inputs of every trial derive from it
+  std::vector<std::string> shapes;       // timed shapes to use; empty: all
+  int verify_trials = 3;                 // fresh input sets per shape (+1 re-seeded in place)
+  double rotation_bytes = 256.0 * (1 << 20);  // timing rotates over at least this much data
+  int max_sets = 32;
+  double time_budget_seconds = 0.4;      // per shape, candidate and baseline each
+  int min_runs = 10;
+  std::chrono::milliseconds call_timeout{10000};
+  std::chrono::milliseconds reference_timeout{300000};
+  std::chrono::seconds compile_timeout{120};
+  uint64_t memory_limit_bytes = uint64_t(2) << 30;  // heap a kernel may use
+  double roofline_slack = 0.5;           // faster than slack * floor is impossible
+  bool sandbox = true;
+};
+
+class task_data;
+class cpu_compiler;
+
+class evaluator {
+ public:
+  static expected<std::unique_ptr<evaluator>> create(const spec::operator_spec& op, const std::string& variant,
+                                                     const evaluator_options& options,
+                                                     const spec::hardware_profile& hardware);
+  ~evaluator();
+
+  // Operational failures (a broken operator, a missing compiler) are errors;
+  // everything a candidate does wrong is a verdict.
+  expected<verdict> evaluate(const std::string& source);
+
+  const std::string& baseline_name() const { return baseline_name_; }
+
+ private:
+  evaluator() = default;
+  struct run_totals;
+  shape_verdict evaluate_shape(size_t problem, class worker_client& cand, run_totals& totals);
+  shape_verdict time_shape(size_t problem, class worker_client& cand, shape_verdict sv, run_totals& totals);
+
+  spec::operator_spec op_;
+  const spec::variant* variant_ = nullptr;
+  evaluator_options options_;
+  spec::hardware_profile hw_;
+  std::unique_ptr<cpu_compiler> compiler_;
+  std::unique_ptr<task_data> data_;
+  std::string baseline_name_;
+};
+
+}  // namespace kevolve::eval

@@ -1,0 +1,106 @@
+#include "eval/sandbox.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kevolve::eval {
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+std::string set_limit(int resource, rlim_t value, const char* name) {
+  rlimit rl{value, value};
+  if (::setrlimit(resource, &rl) != 0) return std::string("setrlimit(") + name + "): " + std::strerror(errno);
+  return {};
+}
+
+std::string install_filter() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return "seccomp_init failed";
+  int rc = 0;
+  auto kill = [&](int nr) { rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0); };
+  auto deny = [&](int nr, int err) { rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0); };
+  // New processes and programs.
+  for (int nr : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)}) kill(nr);
+  // Threads are fine; a clone without CLONE_THREAD is a new process.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  deny(SCMP_SYS(clone3), ENOSYS);  // flags live in memory; glibc falls back to clone
+  // Other processes, the network, the kernel.
+  for (int nr : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(socket),
+                 SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept),
+                 SCMP_SYS(accept4), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(unshare), SCMP_SYS(setns),
+                 SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
+                 SCMP_SYS(kexec_load), SCMP_SYS(reboot), SCMP_SYS(init_module), SCMP_SYS(finit_module),
+                 SCMP_SYS(delete_module), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
+                 SCMP_SYS(userfaultfd), SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
+                 SCMP_SYS(io_uring_register), SCMP_SYS(setuid), SCMP_SYS(setgid), SCMP_SYS(setreuid),
+                 SCMP_SYS(setregid), SCMP_SYS(setresuid), SCMP_SYS(setresgid), SCMP_SYS(setgroups),
+                 SCMP_SYS(setrlimit), SCMP_SYS(prlimit64), SCMP_SYS(personality), SCMP_SYS(tkill),
+                 SCMP_SYS(sigaltstack), SCMP_SYS(memfd_create)})
+    kill(nr);
+  // Handlers for ordinary signals (SIGSEGV, SIGBUS, ...) would let a kernel
+  // compute lazily when the evaluator reads; glibc's threads need only the
+  // real-time ones (32 and up).
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_LT, 32));
+  // Signals only to itself.
+  const pid_t self = ::getpid();
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+  // No writing to the file system; no resizing shared memory under the evaluator.
+  const scmp_datum_t write_flags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, write_flags, O_WRONLY));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, O_RDWR, O_RDWR));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_WRONLY, O_WRONLY));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_RDWR, O_RDWR));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+  deny(SCMP_SYS(openat2), ENOSYS);
+  for (int nr : {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+                 SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(link),
+                 SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod),
+                 SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat),
+                 SCMP_SYS(truncate), SCMP_SYS(ftruncate), SCMP_SYS(fallocate)})
+    deny(nr, EPERM);
+  (void)write_flags;
+  if (rc != 0) {
+    seccomp_release(ctx);
+    return "seccomp_rule_add failed";
+  }
+  rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) return std::string("seccomp_load: ") + std::strerror(-rc);
+  return {};
+}
+
+}  // namespace
+
+std::string enter_sandbox(const sandbox_options& o) {
+  std::string err;
+  if (o.address_space_bytes && (err = set_limit(RLIMIT_AS, o.address_space_bytes, "RLIMIT_AS")).size()) return err;
+  if ((err = set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE")).size()) return err;
+  if ((err = set_limit(RLIMIT_FSIZE, o.max_output_bytes, "RLIMIT_FSIZE")).size()) return err;
+  if ((err = set_limit(RLIMIT_NPROC, 256, "RLIMIT_NPROC")).size()) return err;
+  if (o.drop_privileges && ::geteuid() == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
+      return std::string("dropping privileges to nobody: ") + std::strerror(errno);
+    if (::setuid(0) == 0) return "dropping privileges: setuid(0) still succeeds";
+  }
+  // Libraries are loaded through /proc/self/fd, which needs a dumpable process.
+  ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
+  if (o.seccomp) return install_filter();
+  return {};
+}
+
+void seal_process() { ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+}  // namespace kevolve::eval

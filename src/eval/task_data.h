@@ -1,0 +1,100 @@
+// What all candidates of one task share: the resolved shapes, their inputs in
+// shared memory (region A, with candidate outputs), the baseline's outputs
+// (region B, never mapped by a candidate), the reference's scratch (region C)
+// and cached reference results, plus the long-lived baseline and reference
+// workers. Reference results are computed in their own process, from private
+// copies of the inputs, so no candidate can reach them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "eval/layout.h"
+#include "eval/shared_region.h"
+#include "eval/worker_client.h"
+#include "spec/operator_spec.h"
+
+namespace kevolve::eval {
+
+struct evaluator_options;
+
+struct problem_state {
+  spec::problem_instance inst;
+  shape_buffers buf;                   // offsets in regions A and B
+  reference_buffers ref;               // offsets in region C
+  std::vector<size_t> c_guards;        // guard pages of region C for this shape
+  std::vector<uint64_t> content_seed;  // seed whose inputs set s holds now (0: none)
+  std::vector<uint64_t> checksum;      // per set, over all inputs
+  bool baseline_is_reference = false;  // flops above reference_max_flops
+};
+
+struct reference_result {
+  std::vector<std::vector<char>> outputs;
+  std::vector<spec::dtype> types;
+  double tol_scale = 1.0;  // 2 when the trusted baseline stands in for the reference
+};
+
+class task_data {
+ public:
+  static expected<std::unique_ptr<task_data>> create(const spec::operator_spec& op, const spec::variant& v,
+                                                     const evaluator_options& options,
+                                                     const std::filesystem::path& reference_lib,
+                                                     const std::filesystem::path& baseline_lib);
+  ~task_data();
+
+  size_t num_problems() const { return problems_.size(); }
+  const problem_state& problem(size_t p) const { return problems_[p]; }
+  const shared_region& region_a() const { return a_; }
+  int threads() const { return threads_; }
+
+  char* at_a(const buffer_ref& b) const { return a_.data() + b.offset; }
+  char* at_b(const buffer_ref& b) const { return b_.data() + b.offset; }
+
+  // Seeds and distributions of the verification trials.
+  uint64_t set_seed(size_t p, int set) const;
+  uint64_t reseed_seed(size_t p) const;
+
+  // Makes set `s` of problem `p` hold the inputs of `seed` (distribution
+  // index `dist`), regenerating only when it holds something else.
+  expected<void> ensure_inputs(size_t p, int s, uint64_t seed, int dist);
+  // "" when the inputs of set s and their canaries are unchanged, else what changed.
+  std::string check_inputs(size_t p, int s) const;
+  // Fills outputs of set s with `poison` and their page tails with canaries.
+  void poison_outputs(size_t p, int s, uint8_t poison);
+  // "" when no output of set s was written past its end.
+  std::string check_output_canaries(size_t p, int s) const;
+
+  // The reference's outputs for the inputs set s holds now.
+  expected<const reference_result*> reference(size_t p, int s);
+
+  // SETUP payloads: candidate (region A only) and baseline worker.
+  std::vector<char> candidate_setup(size_t p) const;
+  expected<void> setup_baseline_worker(size_t p);
+  worker_client& baseline_worker() { return *base_worker_; }
+
+  // Checks the baseline against the reference at the holdout shapes.
+  expected<void> validate_baseline(const spec::operator_spec& op);
+
+ private:
+  task_data() = default;
+  std::vector<uint64_t> guards(const region_plan& plan, uint32_t region) const;
+  expected<void> setup_reference_worker(size_t p);
+
+  const evaluator_options* options_ = nullptr;
+  const spec::operator_spec* op_ = nullptr;
+  const spec::variant* variant_ = nullptr;
+  int threads_ = 1;
+  std::vector<problem_state> problems_;
+  region_plan plan_a_, plan_b_, plan_c_;
+  shared_region a_, b_, c_;
+  std::unique_ptr<worker_client> base_worker_;
+  std::unique_ptr<worker_client> ref_worker_;
+  long base_worker_problem_ = -1;
+  long ref_worker_problem_ = -1;
+  std::map<std::pair<size_t, uint64_t>, reference_result> ref_cache_;
+};
+
+}  // namespace kevolve::eval

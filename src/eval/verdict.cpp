@@ -1,0 +1,70 @@
+#include "eval/verdict.h"
+
+namespace kevolve::eval {
+
+const char* to_string(status s) {
+  switch (s) {
+    case status::ok: return "ok";
+    case status::compile_failed: return "compile_failed";
+    case status::wrong_result: return "wrong_result";
+    case status::runtime_failed: return "runtime_failed";
+    case status::timeout: return "timeout";
+    case status::crashed: return "crashed";
+    case status::suspicious: return "suspicious";
+    case status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+nlohmann::json timing_json(const timing_stats& t) {
+  return {{"runs", t.runs}, {"median_s", t.median_s}, {"p10_s", t.p10_s}, {"p90_s", t.p90_s}, {"spread", t.spread()}};
+}
+}  // namespace
+
+nlohmann::json to_json(const verdict& v) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const auto& s : v.shapes) {
+    nlohmann::json j = {{"shape", s.shape},
+                        {"holdout", s.holdout},
+                        {"status", to_string(s.result)},
+                        {"reason", s.reason},
+                        {"trials", s.trials},
+                        {"max_abs_error", s.max_abs_error},
+                        {"max_error_ratio", s.max_error_ratio},
+                        {"checked_against_baseline", s.checked_against_baseline}};
+    if (!s.holdout) {
+      j["candidate"] = timing_json(s.candidate);
+      j["baseline"] = timing_json(s.baseline);
+      j["speedup"] = s.speedup;
+      j["bytes"] = s.bytes;
+      j["flops"] = s.flops;
+      j["achieved_gbs"] = s.achieved_gbs;
+      j["achieved_gflops"] = s.achieved_gflops;
+      j["roofline_fraction"] = s.roofline_fraction;
+      j["baseline_roofline_fraction"] = s.baseline_roofline_fraction;
+      j["bottleneck"] = s.bottleneck;
+    }
+    shapes.push_back(std::move(j));
+  }
+  return {{"status", to_string(v.result)},
+          {"reason", v.reason},
+          {"fitness", v.fitness},
+          {"operator", v.op},
+          {"variant", v.variant},
+          {"backend", v.backend},
+          {"kernel_hash", v.kernel_hash},
+          {"baseline", v.baseline},
+          {"hardware", {{"profile", v.hardware}, {"peak_bandwidth_gbs", v.peak_bandwidth_gbs}, {"peak_gflops", v.peak_gflops}}},
+          {"compile",
+           {{"cached", v.compile.cached},
+            {"seconds", v.compile.seconds},
+            {"code_bytes", v.compile.code_bytes},
+            {"vectorized_loops", v.compile.vectorized_loops},
+            {"diagnostics", v.compile.diagnostics}}},
+          {"shapes", shapes},
+          {"seconds", v.seconds},
+          {"overhead_seconds", v.overhead_seconds}};
+}
+
+}  // namespace kevolve::eval

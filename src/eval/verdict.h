@@ -1,0 +1,76 @@
+// What the evaluator says about a candidate. Status is data, never an
+// exception; fitness is 0 unless every check at every shape passed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kevolve::eval {
+
+enum class status { ok, compile_failed, wrong_result, runtime_failed, timeout, crashed, suspicious, skipped };
+
+const char* to_string(status s);
+
+struct timing_stats {
+  int runs = 0;
+  double median_s = 0.0;
+  double p10_s = 0.0;
+  double p90_s = 0.0;
+  // Half the 10–90 percentile range, relative to the median.
+  double spread() const { return median_s > 0 ? (p90_s - p10_s) / 2.0 / median_s : 0.0; }
+};
+
+struct shape_verdict {
+  std::string shape;
+  bool holdout = false;  // verified only, never timed
+  status result = status::skipped;
+  std::string reason;
+  int trials = 0;
+  double max_abs_error = 0.0;
+  double max_error_ratio = 0.0;     // max |out-ref| / (atol + rtol*|ref|); <= 1 passes
+  bool checked_against_baseline = false;  // shape above reference_max_flops
+  timing_stats candidate;
+  timing_stats baseline;
+  double speedup = 0.0;  // baseline median / candidate median
+  double bytes = 0.0;
+  double flops = 0.0;
+  double achieved_gbs = 0.0;
+  double achieved_gflops = 0.0;
+  double roofline_fraction = 0.0;  // roofline floor time / candidate time
+  double baseline_roofline_fraction = 0.0;
+  std::string bottleneck;  // memory-bound, compute-bound, latency-bound
+};
+
+struct compile_report {
+  bool cached = false;
+  double seconds = 0.0;
+  size_t code_bytes = 0;
+  int vectorized_loops = 0;
+  std::string diagnostics;  // compiler output (errors and warnings)
+};
+
+struct verdict {
+  status result = status::skipped;
+  std::string reason;
+  double fitness = 0.0;
+  std::string op;
+  std::string variant;
+  std::string backend;
+  std::string kernel_hash;
+  std::string baseline;
+  std::string hardware;
+  double peak_bandwidth_gbs = 0.0;
+  double peak_gflops = 0.0;
+  compile_report compile;
+  std::vector<shape_verdict> shapes;
+  double seconds = 0.0;           // whole evaluation, wall clock
+  double overhead_seconds = 0.0;  // evaluation minus compiling and running kernels
+
+  bool ok() const { return result == status::ok; }
+};
+
+nlohmann::json to_json(const verdict& v);
+
+}  // namespace kevolve::eval

@@ -1,0 +1,79 @@
+// The evaluator's side of a kevolve-worker process: spawns it with shared
+// regions and kernel libraries, sends requests with deadlines, and turns
+// every way a worker can fail (crash, exit, hang, forged reply) into an
+// outcome. A failed worker is dead for good; callers start a new one.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "eval/worker_protocol.h"
+
+namespace kevolve::eval {
+
+class shared_region;
+
+struct worker_options {
+  std::filesystem::path executable;
+  int threads = 1;
+  uint64_t address_space_bytes = 0;  // 0: no RLIMIT_AS
+  bool sandbox = true;
+  std::chrono::milliseconds start_timeout{10000};
+};
+
+struct call_outcome {
+  enum class kind { ok, kernel_error, crashed, timeout, protocol_error };
+  kind what = kind::ok;
+  int rc = 0;                 // kernel_error: the kernel's return code
+  std::vector<int64_t> ns;    // per-call times measured in the worker
+  double wall_seconds = 0.0;  // measured here, around the whole request
+  std::string detail;         // crashed/timeout/protocol_error: what happened
+  bool ok() const { return what == kind::ok; }
+};
+
+class worker_client {
+ public:
+  static expected<std::unique_ptr<worker_client>> spawn(const worker_options& options,
+                                                        const std::vector<const shared_region*>& regions,
+                                                        const std::vector<std::filesystem::path>& libraries);
+  ~worker_client();
+  worker_client(const worker_client&) = delete;
+  worker_client& operator=(const worker_client&) = delete;
+
+  call_outcome setup(const std::vector<char>& payload, std::chrono::milliseconds timeout);
+  call_outcome call(uint32_t lib, uint32_t set, std::chrono::milliseconds timeout);
+  call_outcome time(uint32_t lib, uint32_t first_set, uint32_t reps, std::chrono::milliseconds timeout);
+
+  bool alive() const { return pid_ > 0; }
+  int pid() const { return pid_; }
+  // CPU time (user + system, all threads, live and exited) used so far.
+  double cpu_seconds() const;
+  // The last bytes the worker (or the kernel) printed.
+  std::string output_tail(size_t max_bytes = 2000) const;
+  // Asks the worker to quit; kills it if it does not; removes its files.
+  void shutdown();
+
+ private:
+  worker_client() = default;
+  call_outcome request(wire::op code, uint32_t lib, uint32_t first_set, uint32_t reps, const std::vector<char>& payload,
+                       std::chrono::milliseconds timeout);
+  call_outcome fail_dead(call_outcome out, int status);
+
+  int pid_ = -1;
+  int req_fd_ = -1;
+  int rep_fd_ = -1;
+  std::unique_ptr<temp_dir> dir_;
+  std::filesystem::path log_path_;
+  std::mt19937_64 nonce_rng_{std::random_device{}()};
+};
+
+// Human-readable description of a wait status of a worker that died.
+std::string describe_worker_death(int status);
+
+}  // namespace kevolve::eval

@@ -1,0 +1,69 @@
+#include "report/verdict_table.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kevolve::report {
+
+std::string format_seconds(double s) {
+  if (s <= 0) return "-";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+namespace {
+
+std::string render(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  std::string out;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    for (size_t i = 0; i < rows[k].size(); ++i) out += fmt::format("{:<{}}", rows[k][i], w[i] + 2);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+    if (k == 0) {
+      size_t total = 0;
+      for (size_t x : w) total += x + 2;
+      out += std::string(total - 2, '-') + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string verdict_table(const eval::verdict& v) {
+  std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
+  out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
+  out += fmt::format("compile: {} ({}), {} vectorized loops, {} bytes of code\n\n",
+                     v.compile.cached ? "cache hit" : format_seconds(v.compile.seconds),
+                     v.result == eval::status::compile_failed ? "failed" : "ok", v.compile.vectorized_loops, v.compile.code_bytes);
+  if (!v.shapes.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
+                                                   "GB/s", "GFLOP/s", "roofline", "bottleneck"}};
+    for (const auto& s : v.shapes) {
+      const bool timed = !s.holdout && s.candidate.runs > 0;
+      rows.push_back({s.shape + (s.holdout ? " (holdout)" : ""), eval::to_string(s.result),
+                      s.trials ? fmt::format("{:.2e}", s.max_abs_error) : "-",
+                      timed ? fmt::format("{} ±{:.0f}%", format_seconds(s.candidate.median_s), s.candidate.spread() * 100) : "-",
+                      timed ? fmt::format("{} ±{:.0f}%", format_seconds(s.baseline.median_s), s.baseline.spread() * 100) : "-",
+                      timed ? fmt::format("{:.2f}x", s.speedup) : "-", timed ? fmt::format("{:.1f}", s.achieved_gbs) : "-",
+                      timed ? fmt::format("{:.1f}", s.achieved_gflops) : "-",
+                      timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
+    }
+    out += render(rows) + "\n";
+  }
+  out += fmt::format("verdict: {}", eval::to_string(v.result));
+  if (v.ok()) out += fmt::format(", fitness {:.3f} (geometric mean speedup over the baseline)", v.fitness);
+  out += "\n";
+  if (!v.reason.empty()) out += "reason: " + v.reason + "\n";
+  if (v.result == eval::status::compile_failed && !v.compile.diagnostics.empty())
+    out += "compiler output:\n" + v.compile.diagnostics + (v.compile.diagnostics.back() == '\n' ? "" : "\n");
+  return out;
+}
+
+}  // namespace kevolve::report

@@ -1,0 +1,119 @@
+// An operator as loaded from config/operators/<name>.yaml, and its
+// resolution at one (variant, shape point) into concrete tensors.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "common/expr.h"
+#include "spec/dtype.h"
+
+namespace kevolve::spec {
+
+struct tensor_spec {
+  std::string name;
+  std::string dtype;               // a dtype name or a type symbol of `variants`
+  std::vector<std::string> shape;  // expressions over shape symbols
+};
+
+struct param_spec {
+  std::string name;
+  bool is_float = false;
+  std::string value;  // expression over shape symbols
+};
+
+struct distribution {
+  std::string dist;                           // uniform normal randint zipf sorted_uniform offsets
+  std::map<std::string, std::string> args;    // expressions
+};
+
+struct shape_point {
+  std::string name;
+  std::map<std::string, int64_t> values;  // free symbol -> value
+};
+
+struct tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+struct variant {
+  std::string name;
+  std::map<std::string, dtype> types;  // type symbol -> dtype
+};
+
+struct baseline_spec {
+  std::string name;
+  std::filesystem::path source;
+  std::vector<std::string> libraries;
+};
+
+struct operator_spec {
+  std::filesystem::path file;
+  std::string name;
+  std::string op_class;
+  std::string description;
+  std::vector<variant> variants;  // first is the default
+  std::vector<std::string> symbols;
+  std::vector<std::pair<std::string, std::string>> derived;
+  std::vector<tensor_spec> inputs;
+  std::vector<tensor_spec> outputs;
+  std::vector<param_spec> params;
+  std::map<std::string, std::vector<distribution>> generators;
+  std::vector<shape_point> shapes;
+  std::vector<shape_point> holdout_shapes;
+  std::string bytes;
+  std::string flops;
+  std::string workspace_bytes = "0";
+  std::map<dtype, tolerance> tolerances;
+  double reference_max_flops = 2e9;
+  double max_speedup = 50.0;
+  std::filesystem::path reference;
+  baseline_spec baseline;
+  std::vector<std::string> allowed_libraries;
+  std::map<std::string, std::string> template_params;
+
+  const variant* find_variant(const std::string& name) const;
+  const shape_point* find_shape(const std::string& name) const;  // timed or holdout
+};
+
+// A tensor at a concrete shape.
+struct tensor_instance {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<int64_t> dims;
+  int64_t numel() const;
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(type); }
+};
+
+struct param_instance {
+  std::string name;
+  bool is_float = false;
+  double value = 0.0;
+};
+
+// Everything the evaluator needs for one (variant, shape point).
+struct problem_instance {
+  std::string shape_name;
+  bool holdout = false;
+  symbol_table symbols;  // free + derived + sizeof_<T> + sizeof_<dtype>
+  std::vector<tensor_instance> inputs;
+  std::vector<tensor_instance> outputs;
+  std::vector<param_instance> params;
+  double bytes = 0.0;
+  double flops = 0.0;
+  size_t workspace_bytes = 0;
+};
+
+expected<problem_instance> resolve(const operator_spec& op, const variant& v, const shape_point& shape,
+                                   bool holdout);
+
+// The dtype of a tensor under a variant.
+expected<dtype> tensor_dtype(const operator_spec& op, const variant& v, const tensor_spec& t);
+
+}  // namespace kevolve::spec
