@@ -1,0 +1,20 @@
+// TRUST row 3: compute correctly, then overwrite the inputs so that a
+// reference computed afterwards from them would agree with anything.
+#include <cmath>
+#include <cstdint>
+#include "kevolve/abi.h"
+
+extern "C" int kevolve_kernel(const kv_args* a) {
+  const kv_tensor& x = a->inputs[0];
+  const int64_t rows = x.dims[0], n = x.dims[1];
+  float* xp = static_cast<float*>(x.data);
+  float* yp = static_cast<float*>(a->outputs[0].data);
+  for (int64_t r = 0; r < rows; ++r) {
+    float m = -INFINITY, s = 0.f;
+    for (int64_t i = 0; i < n; ++i) m = std::fmax(m, xp[r * n + i]);
+    for (int64_t i = 0; i < n; ++i) s += std::exp(xp[r * n + i] - m);
+    for (int64_t i = 0; i < n; ++i) yp[r * n + i] = std::exp(xp[r * n + i] - m) / s;
+  }
+  for (int64_t i = 0; i < rows * n; ++i) xp[i] = 0.f;
+  return KV_OK;
+}

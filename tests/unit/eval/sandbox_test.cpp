@@ -1,0 +1,92 @@
+// The worker's sandbox on its own, below the evaluator's static checks: a
+// library that tries what the source scan would normally refuse is still
+// stopped by the kernel (seccomp), and sees no secrets.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "common/paths.h"
+#include "eval/backends/cpu_backend.h"
+#include "eval/layout.h"
+#include "eval/shared_region.h"
+#include "eval/worker_client.h"
+
+namespace kevolve::eval {
+namespace {
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  // Compiles `body` as a kernel, runs it once in a sandboxed worker.
+  call_outcome run_kernel(const std::string& body) {
+    cpu_compiler compiler(cache_root() / "compile" / "sandbox-tests", std::chrono::seconds(60));
+    const std::string src = "#include <cstdio>\n#include <cstdlib>\n#include <csignal>\n#include <fcntl.h>\n"
+                            "#include <unistd.h>\n#include <sys/socket.h>\n#include \"kevolve/abi.h\"\n"
+                            "extern \"C\" int kevolve_kernel(const kv_args* a) {\n" + body + "\n}\n";
+    auto k = compiler.compile(src, {});
+    EXPECT_TRUE(k && k->ok) << (k ? k->report.diagnostics : k.error().message);
+    auto region = shared_region::create("sandbox-test", 1 << 20);
+    EXPECT_TRUE(region.has_value());
+    worker_options o;
+    o.executable = worker_executable();
+    o.threads = 1;
+    o.address_space_bytes = uint64_t(2) << 30;
+    auto w = worker_client::spawn(o, {&*region}, {k->library});
+    EXPECT_TRUE(w.has_value()) << (w ? "" : w.error().message);
+    spec::problem_instance p;  // a kernel with no tensors
+    kv_args args = make_args(p, {}, {}, false, 1);
+    auto setup = (*w)->setup(make_setup_payload({{args}}, {}, 0, {}), std::chrono::milliseconds(5000));
+    EXPECT_TRUE(setup.ok()) << setup.detail;
+    call_outcome out = (*w)->call(0, 0, std::chrono::milliseconds(5000));
+    (*w)->shutdown();
+    return out;
+  }
+
+  static void expect_killed_by_sandbox(const call_outcome& out) {
+    EXPECT_EQ(int(out.what), int(call_outcome::kind::crashed)) << out.detail;
+    EXPECT_NE(out.detail.find("forbidden system call"), std::string::npos) << out.detail;
+  }
+};
+
+TEST_F(SandboxTest, ForkKillsTheWorker) { expect_killed_by_sandbox(run_kernel("if (fork() == 0) _exit(0); return 0;")); }
+
+TEST_F(SandboxTest, ExecKillsTheWorker) {
+  expect_killed_by_sandbox(run_kernel("char* argv[] = {(char*)\"/bin/true\", nullptr}; execv(\"/bin/true\", argv); return 0;"));
+}
+
+TEST_F(SandboxTest, NetworkKillsTheWorker) { expect_killed_by_sandbox(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;")); }
+
+TEST_F(SandboxTest, SignalHandlersKillTheWorker) {
+  expect_killed_by_sandbox(run_kernel("signal(SIGSEGV, SIG_IGN); return 0;"));
+}
+
+TEST_F(SandboxTest, SignallingTheEvaluatorKillsTheWorker) {
+  expect_killed_by_sandbox(run_kernel("kill(getppid(), SIGTERM); return 0;"));
+}
+
+TEST_F(SandboxTest, FilesCannotBeWritten) {
+  const call_outcome out = run_kernel("return open(\"/tmp/kevolve-sandbox-probe\", O_WRONLY | O_CREAT, 0644) >= 0 ? 9 : 0;");
+  EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc;
+  EXPECT_NE(::access("/tmp/kevolve-sandbox-probe", F_OK), 0);
+}
+
+TEST_F(SandboxTest, SecretsDoNotReachTheKernel) {
+  ::setenv("OPENAI_API_KEY", "sk-test-must-not-leak", 1);
+  const call_outcome out = run_kernel("return std::getenv(\"OPENAI_API_KEY\") ? 9 : 0;");
+  ::unsetenv("OPENAI_API_KEY");
+  EXPECT_TRUE(out.ok()) << "the kernel saw the variable (rc " << out.rc << ")";
+}
+
+TEST_F(SandboxTest, RootIsDroppedToNobody) {
+  if (::geteuid() != 0) GTEST_SKIP() << "privileges are dropped only when the evaluator runs as root";
+  const call_outcome out = run_kernel("return getuid() == 0 || geteuid() == 0 ? 9 : 0;");
+  EXPECT_TRUE(out.ok()) << "the kernel ran as root";
+}
+
+TEST_F(SandboxTest, ThreadsStillWork) {
+  const call_outcome out = run_kernel("int s = 0;\n#pragma omp parallel num_threads(2) reduction(+:s)\n s += 1;\nreturn s == 2 ? 0 : 9;");
+  EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc;
+}
+
+}  // namespace
+}  // namespace kevolve::eval
