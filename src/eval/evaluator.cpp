@@ -277,6 +277,7 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
   cand_reported += sum_seconds(wc.ns);
   cand_calls += uint32_t(wc.ns.size());
   auto wb = base.time(0, 0, sets, timeout * sets);
+  totals.kernel_seconds += wb.wall_seconds;
   if (!wb.ok()) {
     sv.result = status::skipped;
     sv.reason = "the baseline failed during warm-up: " + wb.detail;
@@ -299,6 +300,7 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
   for (int r = 0; r <= rounds; ++r) {
     if (r < rounds) {
       auto ob = base.time(0, next_b % sets, reps_b, timeout * reps_b);
+      totals.kernel_seconds += ob.wall_seconds;
       if (!ob.ok()) {
         sv.result = status::skipped;
         sv.reason = "the baseline failed while timing: " + ob.detail;
@@ -330,8 +332,7 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
     }
     cand_reported += reported;
     cand_calls += uint32_t(oc.ns.size());
-    if (!final_batch) cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
-    else cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
+    cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
     next_c += reps;
   }
 
