@@ -36,7 +36,7 @@ expected<void> compile_sources(const spec::operator_spec& op) {
         std::tuple{op.baseline.source, op.baseline.libraries, "baseline.source"}}) {
     auto text = read_file(path);
     if (!text) return tl::unexpected(text.error());
-    auto k = compiler.compile(*text, libs);
+    auto k = compiler.compile(*text, libs, path.string());
     if (!k) return tl::unexpected(k.error());
     if (!k->ok)
       return make_error(errc::invalid_input, op.file.string() + ": '" + what + "' (" + path.string() +

@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <set>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -52,6 +53,9 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       if (!vm.count("help")) return make_error(errc::invalid_input, std::string("no command given\n") + kUsage);
       return cl;
     }
+    static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
+    if (!levels.count(cl.log_level))
+      return make_error(errc::invalid_input, "--log-level: expected one of trace, debug, info, warn, error, off, got '" + cl.log_level + "'");
     cl.command = vm["command"].as<std::string>();
     std::vector<std::string> rest = po::collect_unrecognized(parsed.options, po::include_positional);
     rest.erase(rest.begin());  // the command itself

@@ -14,6 +14,8 @@ namespace kevolve {
 namespace fs = std::filesystem;
 
 expected<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return make_error(errc::invalid_input, path.string() + ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(errc::not_found, path.string() + ": cannot open: " + std::strerror(errno));
   std::ostringstream ss;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -88,17 +89,23 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
   const auto deadline = start + options.timeout;
   char buf[65536];
   bool open = true;
+  bool exited = false;
+  int status = 0;
   while (open) {
+    // A background grandchild may keep the pipe open after the child exits:
+    // the child's exit ends the wait (after draining what is there).
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
     const auto now = clock_type::now();
     if (now >= deadline) {
       result.timed_out = true;
       break;
     }
-    const int wait_ms =
-        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+    const int wait_ms = exited ? 0 : std::min<int>(
+        50, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1);
     pollfd pfd{out_pipe[0], POLLIN, 0};
     const int pr = ::poll(&pfd, 1, wait_ms);
     if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0 && exited) break;
     if (pr <= 0) continue;
     const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
     if (n > 0) {
@@ -111,12 +118,12 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
   }
   ::close(out_pipe[0]);
 
-  int status = 0;
   if (result.timed_out) {
     status = terminate_process_group(pid, std::chrono::milliseconds(500));
   } else {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    if (!exited)
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
     ::kill(-pid, SIGKILL);  // nothing of the group outlives the call
   }
   result.seconds = std::chrono::duration<double>(clock_type::now() - start).count();

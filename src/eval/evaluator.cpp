@@ -84,7 +84,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
                              const char* what) -> expected<compiled_kernel> {
     auto text = read_file(src);
     if (!text) return tl::unexpected(text.error());
-    auto k = e->compiler_->compile(*text, libs);
+    auto k = e->compiler_->compile(*text, libs, src.string());
     if (!k) return k;
     if (!k->ok)
       return make_error(errc::invalid_input, src.string() + ": the " + std::string(what) + " of operator '" + op.name +

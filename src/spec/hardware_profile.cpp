@@ -8,6 +8,9 @@
 namespace kevolve::spec {
 
 expected<hardware_profile> load_hardware_profile(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    return make_error(errc::invalid_input, file.string() + ": expected a hardware profile YAML file, got a directory or special file");
   YAML::Node root;
   try {
     root = YAML::LoadFile(file.string());

@@ -416,6 +416,10 @@ void loader::check_resolution() {
 }
 
 expected<operator_spec> loader::run() {
+  std::error_code ec;
+  if (!fs::exists(file_, ec)) return make_error(errc::not_found, file_.string() + ": cannot open operator file");
+  if (!fs::is_regular_file(file_, ec))
+    return make_error(errc::invalid_input, file_.string() + ": expected an operator YAML file, got a directory or special file");
   YAML::Node root;
   try {
     root = YAML::LoadFile(file_.string());

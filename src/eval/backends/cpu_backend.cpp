@@ -70,7 +70,8 @@ const std::string& cpu_compiler::toolchain_id() {
   return toolchain_id_;
 }
 
-expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const std::vector<std::string>& libraries) {
+expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const std::vector<std::string>& libraries,
+                                                const std::string& display_name) {
   compiled_kernel k;
   std::string flag_text;
   for (const auto& f : flags(libraries)) flag_text += f + " ";
@@ -133,7 +134,7 @@ expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const
   k.report.seconds = r->seconds;
   // Paths of the scratch directory mean nothing to the reader.
   std::string diag = r->output;
-  for (size_t pos; (pos = diag.find(src.string())) != std::string::npos;) diag.replace(pos, src.string().size(), "kernel.cpp");
+  for (size_t pos; (pos = diag.find(src.string())) != std::string::npos;) diag.replace(pos, src.string().size(), display_name);
   k.report.diagnostics = diag;
   if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + compiler_ + ": not found");
   if (r->timed_out) {

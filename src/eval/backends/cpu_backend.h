@@ -28,7 +28,9 @@ class cpu_compiler {
   // Compiles `source`; `libraries` are names from spec::known_libraries().
   // Fails (error) only when the compiler cannot be run at all; a source that
   // does not compile is a compiled_kernel with ok == false.
-  expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries);
+  // `display_name` replaces the scratch path in diagnostics.
+  expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
+                                    const std::string& display_name = "kernel.cpp");
 
   // "g++ 12.2.0 -O3 -march=native (AMD EPYC ...)", part of every cache key.
   const std::string& toolchain_id();

@@ -115,6 +115,15 @@ TEST(read_file, missing_file_is_not_found_naming_the_path) {
   EXPECT_NE(r.error().message.find(f.string()), std::string::npos) << r.error().message;
 }
 
+TEST(read_file, a_directory_is_an_error_not_an_empty_file) {
+  // `kevolve eval --kernel some_dir/` must be a usage error, not an empty
+  // kernel that then "fails to compile".
+  temp_dir t = make_temp();
+  auto r = read_file(t.path());
+  ASSERT_FALSE(r.has_value()) << "read_file of a directory returned " << r->size() << " bytes";
+  EXPECT_NE(r.error().message.find(t.path().string()), std::string::npos) << r.error().message;
+}
+
 TEST(read_file, reads_binary_content_unchanged) {
   temp_dir t = make_temp();
   std::string bytes;

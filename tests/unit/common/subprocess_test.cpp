@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -174,6 +175,9 @@ TEST(run_subprocess, leaves_no_process_of_its_group_alive_after_a_timeout) {
   ASSERT_TRUE(lines >> group >> grandchild) << "output: " << r->output;
   ASSERT_GT(group, 1);
   ASSERT_GT(grandchild, 1);
+  // The /proc scan must see live processes, or the checks below prove nothing.
+  ASSERT_FALSE(live_members_of_group(::getpgrp()).empty());
+  ASSERT_TRUE(process_alive(::getpid()));
   // SIGKILL is asynchronous: give the kernel a moment to finish the exits.
   const auto deadline = steady::now() + 2s;
   while (steady::now() < deadline && (!live_members_of_group(group).empty() || process_alive(grandchild)))
