@@ -125,8 +125,10 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
   d->c_ = std::move(*c);
 
   for (size_t p = 0; p < d->problems_.size(); ++p)
-    for (int s = 0; s < d->problems_[p].buf.num_sets; ++s)
+    for (int s = 0; s < d->problems_[p].buf.num_sets; ++s) {
       if (auto r = d->ensure_inputs(p, s, d->set_seed(p, s), s); !r) return tl::unexpected(r.error());
+      d->poison_outputs(p, s, 0xFF);  // also lays the canaries every later check reads
+    }
 
   worker_options wo;
   wo.executable = worker_executable();
