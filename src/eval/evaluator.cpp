@@ -23,6 +23,7 @@ namespace kevolve::eval {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
 using std::chrono::milliseconds;
 
 double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
@@ -199,6 +200,11 @@ shape_verdict evaluator::evaluate_shape(size_t p, worker_client& cand, run_total
   sv.flops = ps.inst.flops;
   auto setup = cand.setup(data_->candidate_setup(p), options_.call_timeout);
   if (!setup.ok()) return failed_call(sv, setup, "loading the kernel");
+  if (auto r = data_->begin_candidate(p); !r) {
+    sv.result = status::skipped;
+    sv.reason = r.error().message;
+    return sv;
+  }
 
   // Verification: fresh inputs per trial (sets 0..T-1, each another
   // distribution), then set 0 re-seeded in place (same addresses, new data).
@@ -248,6 +254,11 @@ shape_verdict evaluator::evaluate_shape(size_t p, worker_client& cand, run_total
     }
   }
   if (sv.holdout) {
+    if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+      sv.result = status::wrong_result;
+      sv.reason = "the kernel " + damage;
+      return sv;
+    }
     sv.result = status::ok;
     return sv;
   }
@@ -339,12 +350,13 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
   // Hidden work: no CPU use after the last call returned, and no more CPU in
   // total than the timed calls can account for.
   const double cpu_after = cand.cpu_seconds();
-  ::usleep(50000);
-  const double cpu_idle = cand.cpu_seconds() - cpu_after;
-  if (cpu_idle > 0.02) {
+  const double live_before = cand.live_thread_cpu_seconds();
+  ::usleep(20000);
+  const double cpu_idle = cand.live_thread_cpu_seconds() - live_before;
+  if (cpu_idle > 0.004) {
     sv.result = status::suspicious;
     sv.reason = "the kernel's process kept computing after its calls returned (" + std::to_string(cpu_idle * 1e3) +
-                " ms of CPU in 50 ms of idle time): work hidden from the timer";
+                " ms of CPU in 20 ms of idle time): work hidden from the timer";
     return sv;
   }
   const double cpu_used = cpu_after - cpu_before;
@@ -377,14 +389,10 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
       }
     }
   }
-  for (uint32_t s = 0; s < sets; ++s) {
-    std::string damage = data_->check_inputs(p, int(s));
-    if (damage.empty()) damage = data_->check_output_canaries(p, int(s));
-    if (!damage.empty()) {
-      sv.result = status::wrong_result;
-      sv.reason = "while timed, the kernel " + damage;
-      return sv;
-    }
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "while timed, the kernel " + damage;
+    return sv;
   }
 
   sv.candidate = summarize_ns(cand_ns);

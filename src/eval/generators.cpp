@@ -87,6 +87,7 @@ expected<void> generate_tensor(const spec::distribution& d, const spec::tensor_i
     auto lo = arg(d, "low", symbols), hi = arg(d, "high", symbols);
     if (!lo || !hi) return make_error(errc::invalid_input, where + ": " + (!lo ? lo.error() : hi.error()).message);
     if (d.dist == "uniform") {
+#pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < n; ++i) store_from_double(dst, t.type, i, *lo + (*hi - *lo) * rng.unit(i));
     } else {
       std::vector<double> v(static_cast<size_t>(n));
@@ -103,6 +104,7 @@ expected<void> generate_tensor(const spec::distribution& d, const spec::tensor_i
   if (d.dist == "normal") {
     auto mean = arg(d, "mean", symbols), sd = arg(d, "std", symbols);
     if (!mean || !sd) return make_error(errc::invalid_input, where + ": " + (!mean ? mean.error() : sd.error()).message);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
       const double u1 = 1.0 - rng.unit(i, 0), u2 = rng.unit(i, 1);
       const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
@@ -115,6 +117,7 @@ expected<void> generate_tensor(const spec::distribution& d, const spec::tensor_i
     if (!lo || !hi) return make_error(errc::invalid_input, where + ": " + (!lo ? lo.error() : hi.error()).message);
     const int64_t a = int64_t(*lo), span = int64_t(*hi) - a;
     if (span <= 0) return make_error(errc::invalid_input, where + ": 'high' must be greater than 'low'");
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) store_from_double(dst, t.type, i, double(a + int64_t(rng.word(i) % uint64_t(span))));
     return {};
   }
@@ -126,6 +129,7 @@ expected<void> generate_tensor(const spec::distribution& d, const spec::tensor_i
     uint64_t mul = 2654435761ull % range;
     if (mul == 0) mul = 1;
     while (gcd(mul, range) != 1) ++mul;
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
       const double u = rng.unit(i);
       double x;  // continuous power law on [1, n+1), inverted

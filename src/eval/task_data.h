@@ -28,6 +28,15 @@ struct problem_state {
   std::vector<size_t> c_guards;        // guard pages of region C for this shape
   std::vector<uint64_t> content_seed;  // seed whose inputs set s holds now (0: none)
   std::vector<uint64_t> checksum;      // per set, over all inputs
+  // Set 0 alternates between two contents per candidate (the in-place
+  // re-seed trial); copies of both spare regenerating them every time.
+  struct snapshot {
+    std::vector<char> bytes;
+    uint64_t checksum = 0;
+  };
+  std::map<uint64_t, snapshot> set0_snapshots;
+  // A candidate ran on these inputs and they have not all been checked since.
+  bool tainted = false;
   bool baseline_is_reference = false;  // flops above reference_max_flops
 };
 
@@ -57,8 +66,19 @@ class task_data {
   uint64_t set_seed(size_t p, int set) const;
   uint64_t reseed_seed(size_t p) const;
 
+  // Before a candidate runs on problem `p`: if an earlier candidate ended
+  // without the final check, checks every set now and regenerates damaged
+  // ones. Marks the problem tainted until finish_candidate().
+  expected<void> begin_candidate(size_t p);
+  // After a candidate's calls on `p`: "" when every set is intact (and the
+  // problem is clean again), else what was changed.
+  std::string finish_candidate(size_t p);
+
   // Makes set `s` of problem `p` hold the inputs of `seed` (distribution
-  // index `dist`), regenerating only when it holds something else.
+  // index `dist`), regenerating (or restoring a copy) when it holds something
+  // else. Within a candidate's run, every call is followed by a check of the
+  // set it used, and the run ends with a check of every set, so a set is
+  // never checked before a call.
   expected<void> ensure_inputs(size_t p, int s, uint64_t seed, int dist);
   // "" when the inputs of set s and their canaries are unchanged, else what changed.
   std::string check_inputs(size_t p, int s) const;

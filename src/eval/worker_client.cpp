@@ -286,6 +286,18 @@ double worker_client::cpu_seconds() const {
   return double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
 }
 
+double worker_client::live_thread_cpu_seconds() const {
+  if (pid_ <= 0) return 0.0;
+  double total = 0.0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    unsigned long long run_ns = 0;
+    if (in >> run_ns) total += double(run_ns) * 1e-9;
+  }
+  return total;
+}
+
 std::string worker_client::output_tail(size_t max_bytes) const {
   std::ifstream in(log_path_, std::ios::binary);
   if (!in) return {};

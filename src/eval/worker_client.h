@@ -52,8 +52,11 @@ class worker_client {
 
   bool alive() const { return pid_ > 0; }
   int pid() const { return pid_; }
-  // CPU time (user + system, all threads, live and exited) used so far.
+  // CPU time (user + system, all threads, live and exited) used so far;
+  // clock-tick resolution (10 ms).
   double cpu_seconds() const;
+  // CPU time of the threads alive now, with nanosecond resolution.
+  double live_thread_cpu_seconds() const;
   // The last bytes the worker (or the kernel) printed.
   std::string output_tail(size_t max_bytes = 2000) const;
   // Asks the worker to quit; kills it if it does not; removes its files.
