@@ -237,20 +237,15 @@ shape_verdict evaluator::evaluate_shape(size_t p, worker_client& cand, run_total
       sv.reason = when + ": the kernel " + damage;
       return sv;
     }
-    for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
-      const auto& o = ps.inst.outputs[i];
-      const spec::tolerance tol = spec::is_float(o.type) ? op_.tolerances.at(o.type) : spec::tolerance{};
-      auto cmp = compare_tensor(o.name, data_->at_a(ps.buf.cand_out[size_t(s)][i]), o.type, (*ref)->outputs[i].data(),
-                                (*ref)->types[i], o.numel(), tol, (*ref)->tol_scale);
-      sv.max_abs_error = std::max(sv.max_abs_error, cmp.max_abs_error);
-      sv.max_error_ratio = std::max(sv.max_error_ratio, cmp.max_error_ratio);
-      if (!cmp.ok) {
-        sv.result = status::wrong_result;
-        sv.reason = when + ": " + std::to_string(cmp.mismatches) + " of " + std::to_string(o.numel()) +
-                    " elements wrong; first " + cmp.first_mismatch +
-                    (ps.baseline_is_reference ? " (checked against the trusted baseline)" : "");
-        return sv;
-      }
+    const auto check = data_->compare_outputs(p, s, **ref);
+    sv.max_abs_error = std::max(sv.max_abs_error, check.result.max_abs_error);
+    sv.max_error_ratio = std::max(sv.max_error_ratio, check.result.max_error_ratio);
+    if (!check.result.ok) {
+      sv.result = status::wrong_result;
+      sv.reason = when + ": " + std::to_string(check.result.mismatches) + " of " + std::to_string(check.elements) +
+                  " elements wrong; first " + check.result.first_mismatch +
+                  (ps.baseline_is_reference ? " (checked against the trusted baseline)" : "");
+      return sv;
     }
   }
   if (sv.holdout) {
@@ -377,16 +372,12 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
       sv.reason = ref.error().message;
       return sv;
     }
-    for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
-      const auto& o = ps.inst.outputs[i];
-      const spec::tolerance tol = spec::is_float(o.type) ? op_.tolerances.at(o.type) : spec::tolerance{};
-      auto cmp = compare_tensor(o.name, data_->at_a(ps.buf.cand_out[size_t(s)][i]), o.type, (*ref)->outputs[i].data(),
-                                (*ref)->types[i], o.numel(), tol, (*ref)->tol_scale);
-      if (!cmp.ok) {
-        sv.result = status::wrong_result;
-        sv.reason = "outputs of the timed calls are wrong (right when verified, wrong when timed): " + cmp.first_mismatch;
-        return sv;
-      }
+    const auto check = data_->compare_outputs(p, s, **ref);
+    if (!check.result.ok) {
+      sv.result = status::wrong_result;
+      sv.reason = "outputs of the timed calls are wrong (right when verified, wrong when timed): " +
+                  check.result.first_mismatch;
+      return sv;
     }
   }
   if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {

@@ -364,6 +364,23 @@ expected<const reference_result*> task_data::reference(size_t p, int s) {
   return &(ref_cache_[key] = std::move(rr));
 }
 
+task_data::output_check task_data::compare_outputs(size_t p, int s, const reference_result& ref) const {
+  const problem_state& ps = problems_[p];
+  output_check check;
+  for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
+    const auto& o = ps.inst.outputs[i];
+    const spec::tolerance tol = spec::is_float(o.type) ? op_->tolerances.at(o.type) : spec::tolerance{};
+    compare_result r = compare_tensor(o.name, at_a(ps.buf.cand_out[size_t(s)][i]), o.type, ref.outputs[i].data(),
+                                      ref.types[i], o.numel(), tol, ref.tol_scale);
+    r.max_abs_error = std::max(r.max_abs_error, check.result.max_abs_error);
+    r.max_error_ratio = std::max(r.max_error_ratio, check.result.max_error_ratio);
+    check.result = r;
+    check.elements = o.numel();
+    if (!r.ok) break;
+  }
+  return check;
+}
+
 expected<void> task_data::validate_baseline(const spec::operator_spec& op) {
   for (size_t p = 0; p < problems_.size(); ++p) {
     const problem_state& ps = problems_[p];

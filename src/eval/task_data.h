@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "eval/compare.h"
 #include "eval/layout.h"
 #include "eval/shared_region.h"
 #include "eval/worker_client.h"
@@ -86,6 +87,14 @@ class task_data {
   void poison_outputs(size_t p, int s, uint8_t poison);
   // "" when no output of set s was written past its end.
   std::string check_output_canaries(size_t p, int s) const;
+
+  // Every output of set s against `ref`: the first failing output's result
+  // (with `elements` set to its size), or the largest errors when all pass.
+  struct output_check {
+    compare_result result;
+    int64_t elements = 0;
+  };
+  output_check compare_outputs(size_t p, int s, const reference_result& ref) const;
 
   // The reference's outputs for the inputs set s holds now.
   expected<const reference_result*> reference(size_t p, int s);

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "common/subprocess.h"
+#include "eval/fd_io.h"
 #include "eval/shared_region.h"
 
 namespace kevolve::eval {
@@ -37,17 +38,6 @@ std::vector<std::string> worker_environment(const std::filesystem::path& dir, in
   return env;
 }
 
-bool write_all(int fd, const void* buf, size_t n) {
-  auto* p = static_cast<const char*>(buf);
-  while (n) {
-    const ssize_t r = ::write(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
 
 // Reads exactly n bytes before the deadline. 1 ok, 0 EOF/error, -1 timeout.
 int read_until(int fd, void* buf, size_t n, clock_type::time_point deadline) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "eval/sandbox.h"
+#include "eval/fd_io.h"
 #include "eval/worker_protocol.h"
 
 namespace {
@@ -31,29 +32,7 @@ using kernel_fn = int (*)(const kv_args*);
   ::_exit(code);
 }
 
-bool read_all(int fd, void* buf, size_t n) {
-  auto* p = static_cast<char*>(buf);
-  while (n) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
 
-bool write_all(int fd, const void* buf, size_t n) {
-  auto* p = static_cast<const char*>(buf);
-  while (n) {
-    const ssize_t r = ::write(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
 
 int64_t now_ns() {
   timespec ts;
