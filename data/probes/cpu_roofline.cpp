@@ -18,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 double triad(float* a, const float* b, const float* c, long n, bool nontemporal) {
   double best = 1e30;
-  for (int rep = 0; rep < 6; ++rep) {
+  for (int rep = 0; rep < 12; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel for schedule(static)
     for (long blk = 0; blk < n / 4096; ++blk) {
@@ -50,9 +50,9 @@ double triad(float* a, const float* b, const float* c, long n, bool nontemporal)
 typedef float vec_t __attribute__((vector_size(64)));
 
 double fma_peak() {
-  const long iters = 20000000;
+  const long iters = 10000000;
   double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 8; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     double sink = 0;
 #pragma omp parallel reduction(+ : sink)

@@ -9,6 +9,7 @@
 
 #include "common/fs.h"
 #include "common/hash.h"
+#include "common/log.h"
 #include "common/paths.h"
 #include "eval/backends/cpu_backend.h"
 #include "eval/compare.h"
@@ -396,6 +397,10 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.bottleneck = rp.bottleneck;
+  if (rp.fraction > 1.05 && rp.fraction * options_.roofline_slack <= 1.0)
+    log::warn("{} at shape '{}' ran at {:.0f}% of the measured roofline: the hardware profile ({:.1f} GB/s, {:.1f} GFLOP/s) "
+              "looks low; measure it again on an idle machine with 'kevolve doctor --remeasure'",
+              op_.name, ps.inst.shape_name, rp.fraction * 100, hw_.peak_bandwidth_gbs, hw_.peak_gflops_fp32);
   if (sv.candidate.median_s < options_.roofline_slack * rp.floor_seconds) {
     sv.result = status::suspicious;
     sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +

@@ -139,6 +139,13 @@ TEST_F(TrustTest, Row16FarBeyondTheBaselineIsSuspicious) {
   ASSERT_TRUE(e.has_value()) << e.error().message;
   expect(e->get(), "softmax_good.cpp", status::suspicious, "implausible speedup");
 }
+TEST_F(TrustTest, Row17WorkFinishedOutsideTheCallIsRejected) {
+  // Either the verification reads rows not written yet, or the CPU the
+  // process used outside its timed calls gives it away.
+  const eval::verdict v = run(softmax_, "cheats/r17_deferred_half.cpp");
+  EXPECT_TRUE(v.result == status::wrong_result || v.result == status::suspicious) << eval::to_string(v.result) << ": " << v.reason;
+  EXPECT_EQ(v.fitness, 0.0);
+}
 TEST_F(TrustTest, Row18SelfReportedFiguresAreIgnored) {
   const eval::verdict v = run(softmax_, "cheats/r18_self_report.cpp");
   ASSERT_EQ(v.result, status::ok) << v.reason;
