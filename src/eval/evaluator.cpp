@@ -401,10 +401,11 @@ shape_verdict evaluator::time_shape(size_t p, worker_client& cand, shape_verdict
     log::warn("{} at shape '{}' ran at {:.0f}% of the measured roofline: the hardware profile ({:.1f} GB/s, {:.1f} GFLOP/s) "
               "looks low; measure it again on an idle machine with 'kevolve doctor --remeasure'",
               op_.name, ps.inst.shape_name, rp.fraction * 100, hw_.peak_bandwidth_gbs, hw_.peak_gflops_fp32);
-  if (sv.candidate.median_s < options_.roofline_slack * rp.floor_seconds) {
+  const double floor_s = place_on_roofline(hw_, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
+  if (sv.candidate.median_s < options_.roofline_slack * floor_s) {
     sv.result = status::suspicious;
     sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +
-                " us against a roofline floor of " + std::to_string(rp.floor_seconds * 1e6) + " us";
+                " us against a roofline floor of " + std::to_string(floor_s * 1e6) + " us";
     return sv;
   }
   if (sv.speedup > op_.max_speedup) {

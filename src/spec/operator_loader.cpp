@@ -15,7 +15,7 @@ namespace {
 const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
-    "bytes",    "flops",      "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
+    "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
     "reference", "baseline",  "allowed_libraries", "template"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
@@ -25,6 +25,20 @@ const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_
 const std::map<std::string, std::vector<std::string>> kDistributions = {
     {"uniform", {"low", "high"}},       {"normal", {"mean", "std"}},          {"randint", {"low", "high"}},
     {"zipf", {"n", "s"}},               {"sorted_uniform", {"low", "high"}}, {"offsets", {"total", "max_len"}}};
+
+// The cost expressions: key, field, required.
+struct cost_field {
+  const char* key;
+  std::string operator_spec::*member;
+  bool required;
+};
+const std::vector<cost_field>& cost_fields() {
+  static const std::vector<cost_field> f = {{"bytes", &operator_spec::bytes, true},
+                                            {"bytes_floor", &operator_spec::bytes_floor, false},
+                                            {"flops", &operator_spec::flops, true},
+                                            {"workspace_bytes", &operator_spec::workspace_bytes, false}};
+  return f;
+}
 
 bool is_identifier(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
@@ -384,10 +398,8 @@ void loader::check_expressions() {
     const std::string k = "params[" + std::to_string(i) + "].value";
     check_expr(op_.params[i].value, k, lines_[k], known);
   }
-  for (const char* k : {"bytes", "flops", "workspace_bytes"}) {
-    const std::string& text = std::string(k) == "bytes" ? op_.bytes : std::string(k) == "flops" ? op_.flops : op_.workspace_bytes;
-    if (!text.empty()) check_expr(text, k, lines_[k], known);
-  }
+  for (const auto& f : cost_fields())
+    if (!(op_.*f.member).empty()) check_expr(op_.*f.member, f.key, lines_[f.key], known);
   for (const auto& [input, dists] : op_.generators)
     for (size_t i = 0; i < dists.size(); ++i)
       for (const auto& [arg, text] : dists[i].args) {
@@ -469,13 +481,11 @@ expected<operator_spec> loader::run() {
   read_generators(root);
   read_shapes(root, "shapes", op_.shapes, true);
   read_shapes(root, "holdout_shapes", op_.holdout_shapes, true);
-  for (const char* k : {"bytes", "flops", "workspace_bytes"}) {
-    auto v = r_.expression_value(root, k, k, std::string(k) != "workspace_bytes");
+  for (const auto& f : cost_fields()) {
+    auto v = r_.expression_value(root, f.key, f.key, f.required);
     if (!v) continue;
-    lines_[k] = yaml_reader::line_of(root[k]);
-    if (std::string(k) == "bytes") op_.bytes = *v;
-    else if (std::string(k) == "flops") op_.flops = *v;
-    else op_.workspace_bytes = *v;
+    lines_[f.key] = yaml_reader::line_of(root[f.key]);
+    op_.*f.member = *v;
   }
   read_tolerances(root);
   if (auto v = r_.number_value(root, "reference_max_flops", "reference_max_flops", false)) op_.reference_max_flops = *v;

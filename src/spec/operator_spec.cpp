@@ -102,13 +102,18 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
   }
   auto bytes = evaluate_expression(op.bytes, p.symbols);
   if (!bytes) return make_error(errc::invalid_input, where + ": 'bytes': " + bytes.error().message);
+  auto floor = evaluate_expression(op.bytes_floor.empty() ? op.bytes : op.bytes_floor, p.symbols);
+  if (!floor) return make_error(errc::invalid_input, where + ": 'bytes_floor': " + floor.error().message);
   auto flops = evaluate_expression(op.flops, p.symbols);
   if (!flops) return make_error(errc::invalid_input, where + ": 'flops': " + flops.error().message);
   auto ws = eval_int(op.workspace_bytes, p.symbols, where + ": 'workspace_bytes'");
   if (!ws) return tl::unexpected(ws.error());
   if (*bytes <= 0) return make_error(errc::invalid_input, where + ": 'bytes' must be positive");
   if (*flops < 0 || *ws < 0) return make_error(errc::invalid_input, where + ": 'flops' and 'workspace_bytes' must be >= 0");
+  if (*floor < 0 || *floor > *bytes)
+    return make_error(errc::invalid_input, where + ": 'bytes_floor' must be between 0 and 'bytes'");
   p.bytes = *bytes;
+  p.bytes_floor = *floor;
   p.flops = *flops;
   p.workspace_bytes = static_cast<size_t>(*ws);
   return p;

@@ -68,6 +68,7 @@ struct operator_spec {
   std::vector<shape_point> shapes;
   std::vector<shape_point> holdout_shapes;
   std::string bytes;
+  std::string bytes_floor;  // empty: same as bytes
   std::string flops;
   std::string workspace_bytes = "0";
   std::map<dtype, tolerance> tolerances;
@@ -106,6 +107,7 @@ struct problem_instance {
   std::vector<tensor_instance> outputs;
   std::vector<param_instance> params;
   double bytes = 0.0;
+  double bytes_floor = 0.0;  // least traffic any correct kernel needs (reuse in caches allowed)
   double flops = 0.0;
   size_t workspace_bytes = 0;
 };
