@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     }
     const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<double> total, compile, kernels, overhead, frac;
+    std::map<std::string, std::vector<double>> phases;
     double first = 0;
     for (int c = 0; c < candidates; ++c) {
       const std::string variant = *source + "\n// benchmark candidate " + std::to_string(c) + " " +
@@ -88,12 +90,19 @@ int main(int argc, char** argv) {
       overhead.push_back(v->overhead_seconds);
       kernels.push_back(v->seconds - comp - v->overhead_seconds);
       frac.push_back(v->overhead_seconds / (v->seconds - comp));
+      double named = 0;
+      for (const auto& [phase, s] : v->overhead_phases) {
+        phases[phase].push_back(s);
+        named += s;
+      }
+      phases["other (source scan, cache lookup, timing-loop bookkeeping)"].push_back(v->overhead_seconds - named);
     }
     const double f = eval::percentile(frac, 50);
     fractions.push_back(f);
     std::printf("%-20s %9.2fs %11.2fs %9.2fs %9.2fs %9.2fs %9.3fs %9.1f%%\n", name.c_str(), setup, first,
                 eval::percentile(total, 50), eval::percentile(compile, 50), eval::percentile(kernels, 50),
                 eval::percentile(overhead, 50), f * 100);
+    for (const auto& [phase, s] : phases) std::printf("    %-62s %7.1f ms\n", phase.c_str(), eval::percentile(s, 50) * 1e3);
   }
   std::printf("\noverhead%% = overhead / (evaluation - compile), median over candidates 2..N\n");
   std::printf("worst operator: %.1f%% (target < 10%%)\n", *std::max_element(fractions.begin(), fractions.end()) * 100);

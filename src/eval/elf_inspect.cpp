@@ -1,8 +1,10 @@
 #include "eval/elf_inspect.h"
 
+#include <cxxabi.h>
 #include <elf.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -17,6 +19,16 @@ const std::set<std::string> kRuntimeObjects = {
     "__FRAME_END__", "__GNU_EH_FRAME_HDR", "__frame_dummy_init_array_entry", "__do_global_dtors_aux_fini_array_entry",
     "__init_array_start", "__init_array_end", "__fini_array_start", "__fini_array_end", "DW.ref.__gxx_personality_v0",
     "__bss_start", "_edata", "_end"};
+
+// "_ZL12cached_input" -> "cached_input"; C names are returned unchanged.
+std::string demangle(const std::string& name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return name;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
 
 }  // namespace
 
@@ -68,7 +80,7 @@ expected<elf_report> inspect_elf(const std::filesystem::path& so) {
                          home_name == ".fini_array" || home_name == ".got" || home_name == ".got.plt" ||
                          home_name == ".dynamic" || home_name == ".eh_frame";
       if ((writable && !relro) || tls) {
-        if (!kRuntimeObjects.count(name)) r.mutable_statics.push_back(name + " (" + home_name + ")");
+        if (!kRuntimeObjects.count(name)) r.mutable_statics.push_back(demangle(name) + " (" + home_name + ")");
       }
     }
   };

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,9 @@ class evaluator {
  private:
   evaluator() = default;
   struct run_totals;
-  shape_verdict evaluate_shape(size_t problem, class worker_client& cand, run_totals& totals);
-  shape_verdict time_shape(size_t problem, class worker_client& cand, shape_verdict sv, run_totals& totals);
+  // `last`: the candidate's worker is released after this shape's last call.
+  shape_verdict evaluate_shape(size_t problem, bool last, class worker_client& cand, run_totals& totals);
+  shape_verdict time_shape(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
 
   spec::operator_spec op_;
   const spec::variant* variant_ = nullptr;
@@ -63,6 +65,7 @@ class evaluator {
   std::unique_ptr<cpu_compiler> compiler_;
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
+  std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };
 
 }  // namespace kevolve::eval

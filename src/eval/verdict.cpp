@@ -64,7 +64,8 @@ nlohmann::json to_json(const verdict& v) {
             {"diagnostics", v.compile.diagnostics}}},
           {"shapes", shapes},
           {"seconds", v.seconds},
-          {"overhead_seconds", v.overhead_seconds}};
+          {"overhead_seconds", v.overhead_seconds},
+          {"overhead_phases", v.overhead_phases}};
 }
 
 }  // namespace kevolve::eval

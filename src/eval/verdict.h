@@ -2,6 +2,7 @@
 // exception; fitness is 0 unless every check at every shape passed.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,7 @@ struct verdict {
   std::vector<shape_verdict> shapes;
   double seconds = 0.0;           // whole evaluation, wall clock
   double overhead_seconds = 0.0;  // evaluation minus compiling and running kernels
+  std::map<std::string, double> overhead_phases;  // where the overhead went, seconds
 
   bool ok() const { return result == status::ok; }
 };

@@ -177,9 +177,9 @@ call_outcome worker_client::fail_dead(call_outcome out, int status) {
 call_outcome worker_client::request(wire::op code, uint32_t lib, uint32_t first_set, uint32_t reps,
                                     const std::vector<char>& payload, std::chrono::milliseconds timeout) {
   call_outcome out;
-  if (pid_ <= 0) {
+  if (pid_ <= 0 || req_fd_ < 0) {
     out.what = call_outcome::kind::protocol_error;
-    out.detail = "worker is not running";
+    out.detail = pid_ <= 0 ? "worker is not running" : "worker was released";
     return out;
   }
   // Bytes waiting before a request mean something other than the worker's
@@ -301,13 +301,18 @@ std::string worker_client::output_tail(size_t max_bytes) const {
   return s;
 }
 
+void worker_client::release() {
+  if (pid_ <= 0 || req_fd_ < 0) return;
+  wire::request q;
+  q.code = wire::op::quit;
+  write_all(req_fd_, &q, sizeof q);
+  ::close(req_fd_);
+  req_fd_ = -1;
+}
+
 void worker_client::shutdown() {
   if (pid_ > 0) {
-    wire::request q;
-    q.code = wire::op::quit;
-    write_all(req_fd_, &q, sizeof q);
-    ::close(req_fd_);
-    req_fd_ = -1;
+    release();
     const auto deadline = clock_type::now() + std::chrono::milliseconds(300);
     int status = 0;
     bool reaped = false;

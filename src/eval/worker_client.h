@@ -59,7 +59,11 @@ class worker_client {
   double live_thread_cpu_seconds() const;
   // The last bytes the worker (or the kernel) printed.
   std::string output_tail(size_t max_bytes = 2000) const;
-  // Asks the worker to quit; kills it if it does not; removes its files.
+  // Asks the worker to quit without waiting: no more requests, and the
+  // process tears down (unmapping its memory) while the caller works on.
+  void release();
+  // Asks the worker to quit (if not released); kills it if it does not
+  // exit; reaps it; removes its files.
   void shutdown();
 
  private:

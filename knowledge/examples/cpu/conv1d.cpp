@@ -15,6 +15,11 @@
 //   * Threads split the (batch, channel panel) pairs; x[b] (Cin x L floats)
 //     stays in L2 while all panels of that batch are computed.
 // Nothing is allocated. Without AVX-512 a portable loop nest is used.
+// Measured (Zen 5, 2 threads): 430 GFLOP/s on B32 C64 L2048 K3 and 470 on
+// B16 C128 L1024 K5 with x at a 16-byte page offset, ~20% less when x is
+// 64-byte aligned (cause not isolated; the Cin rows of one tile are L*4 bytes
+// apart and share cache sets, so copying the x window into a contiguous tile
+// is a natural next step).
 #include <cstdint>
 #include "kevolve/abi.h"
 #ifdef __AVX512F__

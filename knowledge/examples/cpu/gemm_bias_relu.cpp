@@ -83,8 +83,8 @@ inline void micro_kernel(int64_t kc, const float* __restrict ap, const float* __
         v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
       }
       if (mode & kLast) {
-        v0 = _mm512_maskz_max_ps(0xffff, _mm512_add_ps(v0, bias0), zero);
-        v1 = _mm512_maskz_max_ps(0xffff, _mm512_add_ps(v1, bias1), zero);
+        v0 = _mm512_max_ps(_mm512_add_ps(v0, bias0), zero);
+        v1 = _mm512_max_ps(_mm512_add_ps(v1, bias1), zero);
       }
       _mm512_mask_storeu_ps(cr, m0, v0);
       _mm512_mask_storeu_ps(cr + 16, m1, v1);
