@@ -399,12 +399,12 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   const double cpu_after = cand.cpu_seconds();
   phase_clock idle_clock(totals.phases, "idle check");
   const double live_before = cand.live_thread_cpu_seconds();
-  ::usleep(10000);
+  ::usleep(5000);
   const double cpu_idle = cand.live_thread_cpu_seconds() - live_before;
-  if (cpu_idle > 0.004) {
+  if (cpu_idle > 0.0025) {
     sv.result = status::suspicious;
     sv.reason = "the kernel's process kept computing after its calls returned (" + std::to_string(cpu_idle * 1e3) +
-                " ms of CPU in 10 ms of idle time): work hidden from the timer";
+                " ms of CPU in 5 ms of idle time): work hidden from the timer";
     return sv;
   }
   const double cpu_used = cpu_after - cpu_before;
