@@ -2,20 +2,6 @@
 
 namespace kevolve::eval {
 
-const char* to_string(status s) {
-  switch (s) {
-    case status::ok: return "ok";
-    case status::compile_failed: return "compile_failed";
-    case status::wrong_result: return "wrong_result";
-    case status::runtime_failed: return "runtime_failed";
-    case status::timeout: return "timeout";
-    case status::crashed: return "crashed";
-    case status::suspicious: return "suspicious";
-    case status::skipped: return "skipped";
-  }
-  return "?";
-}
-
 namespace {
 nlohmann::json timing_json(const timing_stats& t) {
   return {{"runs", t.runs}, {"median_s", t.median_s}, {"p10_s", t.p10_s}, {"p90_s", t.p90_s}, {"spread", t.spread()}};

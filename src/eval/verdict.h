@@ -8,11 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/status.h"
+
 namespace kevolve::eval {
 
-enum class status { ok, compile_failed, wrong_result, runtime_failed, timeout, crashed, suspicious, skipped };
-
-const char* to_string(status s);
 
 struct timing_stats {
   int runs = 0;

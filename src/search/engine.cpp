@@ -1,0 +1,78 @@
+#include "search/engine.h"
+
+#include <cassert>
+
+namespace kevolve::search {
+
+expected<search_engine> search_engine::create(const search_config& c) {
+  if (!make_policy(c.policy))
+    return make_error(errc::invalid_input, "'search.policy' must be uct, greedy or tournament, got \"" + c.policy.name + "\"");
+  if (!valid_memory_mode_name(c.memory.mode))
+    return make_error(errc::invalid_input, "'search.memory' must be adaptive, inherit, compare_siblings, merge or reset, got \"" +
+                                               c.memory.mode + "\"");
+  if (c.max_in_flight < 1) return make_error(errc::invalid_input, "'search.max_in_flight' must be at least 1");
+  if (c.stop.max_evaluations <= 0 && c.stop.max_seconds <= 0 && c.stop.stagnation <= 0 && c.stop.target_fitness <= 0)
+    return make_error(errc::invalid_input, "'search.stop' needs at least one rule (target_fitness, max_evaluations, max_seconds or stagnation)");
+  return search_engine(c);
+}
+
+search_engine::search_engine(const search_config& c)
+    : config_(c), policy_(make_policy(c.policy)), rng_(c.seed) {}
+
+search_progress search_engine::progress(double now) const {
+  search_progress p;
+  p.evaluations = evaluations_;
+  p.since_improvement = since_improvement_;
+  p.best_fitness = best_fitness_;
+  p.elapsed_seconds = now;
+  return p;
+}
+
+std::string search_engine::stopped(double now) const { return stop_reason(config_.stop, progress(now)); }
+
+std::optional<expansion> search_engine::next(double now) {
+  if (!stopped(now).empty() || in_flight_ >= config_.max_in_flight) return std::nullopt;
+  // Pending evaluations count against the budget: never hand out more.
+  if (config_.stop.max_evaluations > 0 && evaluations_ + in_flight_ >= config_.stop.max_evaluations) return std::nullopt;
+  const node_id selected = policy_->select(tree_, rng_);
+  memory_choice m = choose_memory(config_.memory, tree_, selected, rng_);
+  expansion e;
+  e.parent = m.parent;
+  e.mode = m.mode;
+  e.context = m.context;
+  e.child = tree_.add_child(m.parent, m.mode, std::move(m.context), now);
+  ++in_flight_;
+  return e;
+}
+
+void search_engine::set_code(node_id child, std::string origin, std::string code) {
+  node& n = tree_.at(child);
+  n.origin = std::move(origin);
+  n.code = std::move(code);
+}
+
+void search_engine::record(node_id child, eval::status result, double fitness, const std::string& reason, double now) {
+  node& n = tree_.at(child);
+  assert(n.state == node_state::pending && "a verdict is recorded once per node");
+  n.state = node_state::evaluated;
+  n.result = result;
+  n.fitness = result == eval::status::ok ? fitness : 0.0;
+  n.reason = reason;
+  n.finished_s = now;
+  --in_flight_;
+  ++evaluations_;
+  if (n.ok() && n.fitness > best_fitness_) {
+    best_fitness_ = n.fitness;
+    since_improvement_ = 0;
+  } else {
+    ++since_improvement_;
+  }
+  const double r = reward(n);
+  for (node_id id : tree_.path(child, true)) {
+    node& p = tree_.at(id);
+    ++p.visits;
+    p.value_sum += r;
+  }
+}
+
+}  // namespace kevolve::search

@@ -1,0 +1,76 @@
+// The search engine of one task: a plain, deterministic class. It chooses
+// which node grows next and what its synthesizer sees; the caller writes the
+// child (a synthesizer), evaluates it (an evaluator) and records the verdict.
+// The same seed and the same sequence of verdicts give the same tree.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/rng.h"
+#include "search/memory.h"
+#include "search/policy.h"
+#include "search/stop_rules.h"
+#include "search/tree.h"
+
+namespace kevolve::search {
+
+struct search_config {
+  policy_config policy;
+  memory_config memory;
+  stop_config stop;
+  int max_in_flight = 2;  // expansions handed out and not yet recorded
+  uint64_t seed = 1;
+};
+
+// One child to write and evaluate.
+struct expansion {
+  node_id child = kNoNode;
+  node_id parent = kRoot;
+  memory_mode mode = memory_mode::reset;
+  std::vector<node_id> context;  // what the synthesizer is shown
+};
+
+class search_engine {
+ public:
+  // Errors name the config key that is wrong.
+  static expected<search_engine> create(const search_config& config);
+
+  // The next expansion, or nothing when the search has stopped or
+  // `max_in_flight` expansions are pending. `now`: seconds since the start.
+  std::optional<expansion> next(double now);
+
+  // The synthesizer's output for a pending child.
+  void set_code(node_id child, std::string origin, std::string code);
+  // The evaluator's verdict for a pending child.
+  void record(node_id child, eval::status result, double fitness, const std::string& reason, double now);
+
+  // "" while the search goes on, else why it stopped.
+  std::string stopped(double now) const;
+  // Stopped, and nothing is in flight any more.
+  bool finished(double now) const { return !stopped(now).empty() && in_flight_ == 0; }
+
+  int in_flight() const { return in_flight_; }
+  const tree& nodes() const { return tree_; }
+  node_id best() const { return tree_.best(); }
+  search_progress progress(double now) const;
+  const search_config& config() const { return config_; }
+  const rng& random() const { return rng_; }
+
+ private:
+  explicit search_engine(const search_config& c);
+
+  search_config config_;
+  std::shared_ptr<const selection_policy> policy_;
+  rng rng_;
+  tree tree_;
+  int in_flight_ = 0;
+  int64_t evaluations_ = 0;
+  int64_t since_improvement_ = 0;
+  double best_fitness_ = 0.0;
+};
+
+}  // namespace kevolve::search
