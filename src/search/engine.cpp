@@ -19,6 +19,40 @@ expected<search_engine> search_engine::create(const search_config& c) {
 search_engine::search_engine(const search_config& c)
     : config_(c), policy_(make_policy(c.policy)), rng_(c.seed) {}
 
+search_engine::snapshot search_engine::save() const {
+  snapshot s;
+  s.nodes = tree_;
+  s.random = rng_.state();
+  s.evaluations = evaluations_;
+  s.since_improvement = since_improvement_;
+  s.best_fitness = best_fitness_;
+  return s;
+}
+
+expected<search_engine> search_engine::restore(const search_config& config, snapshot s) {
+  auto e = create(config);
+  if (!e) return e;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const node& n = s.nodes.at(node_id(i));
+    if (n.id != node_id(i) || (i > 0 && (n.parent < 0 || n.parent >= node_id(i))))
+      return make_error(errc::invalid_input, "search state: node " + std::to_string(i) + " is out of order or has a bad parent");
+  }
+  e->tree_ = std::move(s.nodes);
+  e->rng_.set_state(s.random);
+  e->evaluations_ = s.evaluations;
+  e->since_improvement_ = s.since_improvement;
+  e->best_fitness_ = s.best_fitness;
+  e->in_flight_ = int(e->pending_nodes().size());
+  return e;
+}
+
+std::vector<node_id> search_engine::pending_nodes() const {
+  std::vector<node_id> p;
+  for (const node& n : tree_.nodes())
+    if (n.id != kRoot && n.state == node_state::pending) p.push_back(n.id);
+  return p;
+}
+
 search_progress search_engine::progress(double now) const {
   search_progress p;
   p.evaluations = evaluations_;

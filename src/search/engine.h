@@ -39,6 +39,20 @@ class search_engine {
   // Errors name the config key that is wrong.
   static expected<search_engine> create(const search_config& config);
 
+  // Everything that determines the engine's future choices, for checkpoints.
+  struct snapshot {
+    tree nodes;
+    rng::state_type random{};
+    int64_t evaluations = 0;
+    int64_t since_improvement = 0;
+    double best_fitness = 0.0;
+  };
+  snapshot save() const;
+  // An engine that continues exactly where `s` was taken. Nodes that were
+  // pending stay pending: the caller re-issues them (pending_nodes()).
+  static expected<search_engine> restore(const search_config& config, snapshot s);
+  std::vector<node_id> pending_nodes() const;
+
   // The next expansion, or nothing when the search has stopped or
   // `max_in_flight` expansions are pending. `now`: seconds since the start.
   std::optional<expansion> next(double now);

@@ -31,6 +31,12 @@ tree::tree() {
   nodes_.push_back(std::move(root));
 }
 
+tree tree::from_nodes(std::vector<node> nodes) {
+  tree t;
+  if (!nodes.empty()) t.nodes_ = std::move(nodes);
+  return t;
+}
+
 node_id tree::add_child(node_id parent, memory_mode mode, std::vector<node_id> context, double now) {
   node n;
   n.id = node_id(nodes_.size());

@@ -54,6 +54,8 @@ class tree {
  public:
   tree();
   node_id add_child(node_id parent, memory_mode mode, std::vector<node_id> context, double now);
+  // Rebuilds a tree from stored nodes (ids 0..n-1 in order, node 0 the root).
+  static tree from_nodes(std::vector<node> nodes);
   node& at(node_id id) { return nodes_.at(size_t(id)); }
   const node& at(node_id id) const { return nodes_.at(size_t(id)); }
   size_t size() const { return nodes_.size(); }

@@ -2,6 +2,7 @@
 // rules, determinism, failed nodes, evaluations in flight.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include <gtest/gtest.h>
 
@@ -288,6 +289,50 @@ TEST(SearchEngine, BadConfigNamesTheKey) {
   c = base_config("uct");
   c.stop = {};
   EXPECT_FALSE(search_engine::create(c).has_value());
+}
+
+}  // namespace
+}  // namespace kevolve::search
+
+namespace kevolve::search {
+namespace {
+
+TEST(SearchEngine, RestoredEngineContinuesExactlyAndReissuesPendingWork) {
+  auto c = base_config("tournament");
+  c.max_in_flight = 3;
+  search_engine part = make(c);
+  scripted_evaluator ev(landscape);
+
+  // Run part way, leaving expansions in flight.
+  double now = 0;
+  std::deque<expansion> pending;
+  for (int i = 0; i < 15; ++i) {
+    while (auto x = part.next(now)) pending.push_back(*x);
+    const expansion x = pending.front();
+    pending.pop_front();
+    const auto v = ev.judge(part.nodes(), x);
+    part.record(x.child, v.result, v.fitness, v.reason, ++now);
+  }
+  while (auto x = part.next(now)) pending.push_back(*x);
+  auto resumed = search_engine::restore(c, part.save());
+  ASSERT_TRUE(resumed.has_value()) << resumed.error().message;
+  ASSERT_EQ(resumed->pending_nodes().size(), pending.size());
+  EXPECT_EQ(resumed->in_flight(), int(pending.size()));
+
+  // The interrupted engine and the restored one, fed the same verdicts for the
+  // re-issued work and then run to the end, grow the same tree.
+  for (search_engine* e : {&part, &*resumed}) {
+    double t = now;
+    for (const expansion& x : pending) {
+      const auto v = landscape(e->nodes(), x);
+      e->record(x.child, v.result, v.fitness, v.reason, ++t);
+    }
+    scripted_evaluator rest(landscape);
+    run_search(*e, rest);
+  }
+  EXPECT_EQ(fingerprint(part.nodes()), fingerprint(resumed->nodes()));
+  EXPECT_EQ(part.random().state(), resumed->random().state());
+  EXPECT_EQ(resumed->progress(0).evaluations, c.stop.max_evaluations);
 }
 
 }  // namespace
