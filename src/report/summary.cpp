@@ -1,0 +1,129 @@
+#include "report/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace kevolve::report {
+
+std::vector<task_summary> summarize(const store::sweep_record& r) {
+  std::vector<task_summary> out;
+  for (const auto& t : r.tasks) {
+    task_summary s;
+    s.task = t.id;
+    s.baseline = t.baseline;
+    s.seconds = t.seconds_spent;
+    s.stop_reason = t.stop_reason;
+    std::map<std::string, int> failures;
+    const auto& nodes = t.search.nodes.nodes();
+    for (const auto& n : nodes) {
+      if (n.id == search::kRoot || n.state != search::node_state::evaluated) continue;
+      ++s.evaluations;
+      if (n.ok()) {
+        ++s.correct;
+        if (n.fitness > s.best_speedup) {
+          s.best_speedup = n.fitness;
+          s.best_node = n.id;
+        }
+      } else {
+        ++failures[eval::to_string(n.result)];
+      }
+    }
+    for (const auto& [k, v] : failures) s.failures += (s.failures.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    // Evaluations (in the order they finished) until 90% of the final best.
+    std::vector<const search::node*> done;
+    for (const auto& n : nodes)
+      if (n.id != search::kRoot && n.state == search::node_state::evaluated) done.push_back(&n);
+    std::stable_sort(done.begin(), done.end(), [](auto* a, auto* b) { return a->finished_s < b->finished_s; });
+    for (size_t i = 0; i < done.size(); ++i)
+      if (done[i]->ok() && done[i]->fitness >= 0.9 * s.best_speedup && s.best_speedup > 0) {
+        s.evaluations_to_90pct = int64_t(i + 1);
+        break;
+      }
+    double worst = -1;
+    for (const auto& m : t.measurements)
+      if (m.node == s.best_node && !m.holdout) worst = worst < 0 ? m.roofline_fraction : std::min(worst, m.roofline_fraction);
+    s.best_roofline = std::max(0.0, worst);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
+  std::vector<std::vector<std::string>> r = {{"task", "best speedup", "roofline", "evaluations", "correct",
+                                              "to 90% of best", "failures", "time", "stopped because"}};
+  for (const auto& t : s)
+    r.push_back({t.task, t.best_speedup > 0 ? fmt::format("{:.2f}x", t.best_speedup) : "-",
+                 t.best_speedup > 0 ? fmt::format("{:.0f}%", t.best_roofline * 100) : "-", std::to_string(t.evaluations),
+                 std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
+                 t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
+                 t.stop_reason.empty() ? "(running)" : t.stop_reason});
+  return r;
+}
+
+double geomean(const std::vector<task_summary>& s) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& t : s)
+    if (t.best_speedup > 0) {
+      sum += std::log(t.best_speedup);
+      ++n;
+    }
+  return n ? std::exp(sum / n) : 0.0;
+}
+
+}  // namespace
+
+std::string summary_text(const std::vector<task_summary>& s) {
+  const auto r = rows(s);
+  std::vector<size_t> w(r.front().size(), 0);
+  for (const auto& row : r)
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
+  std::string out;
+  for (size_t k = 0; k < r.size(); ++k) {
+    for (size_t i = 0; i < r[k].size(); ++i) out += fmt::format("{:<{}}", r[k][i], w[i] + 2);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  int beaten = 0;
+  for (const auto& t : s) beaten += t.best_speedup > 1.0;
+  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,
+                     s.size(), geomean(s));
+  return out;
+}
+
+std::string summary_markdown(const std::vector<task_summary>& s) {
+  const auto r = rows(s);
+  std::string out;
+  for (size_t k = 0; k < r.size(); ++k) {
+    out += "|";
+    for (const auto& c : r[k]) out += " " + c + " |";
+    out += "\n";
+    if (k == 0) {
+      out += "|";
+      for (size_t i = 0; i < r[k].size(); ++i) out += "---|";
+      out += "\n";
+    }
+  }
+  out += fmt::format("\nGeometric mean of the best speedups: {:.2f}x\n", geomean(s));
+  return out;
+}
+
+std::string summary_csv(const std::vector<task_summary>& s) {
+  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason\n";
+  auto q = [](const std::string& x) {
+    std::string y = "\"";
+    for (char c : x) y += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return y + "\"";
+  };
+  for (const auto& t : s)
+    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{}\n", q(t.task), q(t.baseline), t.best_speedup, t.best_roofline,
+                       t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds, q(t.stop_reason));
+  return out;
+}
+
+}  // namespace kevolve::report

@@ -1,0 +1,33 @@
+// The end-of-sweep summary, per task: best speedup over the baseline, its
+// roofline fraction, evaluations, failures by status, time. The same table
+// as text, Markdown and CSV, from a running sweep or any store.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/sweep_record.h"
+
+namespace kevolve::report {
+
+struct task_summary {
+  std::string task;
+  std::string baseline;
+  int64_t evaluations = 0;
+  int64_t correct = 0;
+  std::string failures;       // "compile_failed 2, wrong_result 1"
+  double best_speedup = 0.0;  // fitness of the best node, 0 if none correct
+  double best_roofline = 0.0;  // worst timed shape of the best node
+  int64_t best_node = -1;
+  int64_t evaluations_to_90pct = 0;  // evaluations until 90% of the final best
+  double seconds = 0.0;
+  std::string stop_reason;
+};
+
+std::vector<task_summary> summarize(const store::sweep_record& r);
+
+std::string summary_text(const std::vector<task_summary>& s);
+std::string summary_markdown(const std::vector<task_summary>& s);
+std::string summary_csv(const std::vector<task_summary>& s);
+
+}  // namespace kevolve::report

@@ -1,0 +1,132 @@
+#include "spec/sweep_spec.h"
+
+#include <sstream>
+
+#include "common/fs.h"
+#include "spec/operator_loader.h"
+#include "spec/yaml_reader.h"
+
+namespace kevolve::spec {
+
+std::string compatibility_text(const sweep_spec& s) {
+  std::ostringstream o;
+  o << "operators=";
+  for (const auto& op : s.operators) o << op << ",";
+  o << " all_variants=" << s.all_variants << " backends=";
+  for (const auto& b : s.backends) o << b << ",";
+  const auto& c = s.search;
+  o << " synthesizer=" << s.synthesizer << " policy=" << c.policy.name << " exploration=" << c.policy.exploration
+    << " widening=" << c.policy.widening << " fresh=" << c.policy.fresh_probability << " tournament=" << c.policy.tournament_size
+    << " memory=" << c.memory.mode << " reset_probability=" << c.memory.reset_probability << " seed=" << c.seed
+    << " max_in_flight=" << c.max_in_flight << " threads=" << s.threads << " budget=" << s.budget_seconds
+    << " trials=" << s.trials;
+  return o.str();
+}
+
+expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return make_error(errc::not_found, file.string() + ": no such sweep file");
+  auto text = read_file(file);
+  if (!text) return tl::unexpected(text.error());
+  YAML::Node root;
+  try {
+    root = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return make_error(errc::invalid_input, file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  yaml_reader r(file.string());
+  sweep_spec s;
+  s.file = file;
+  s.text = *text;
+  if (!root.IsMap()) return make_error(errc::invalid_input, file.string() + ":1: the document must be a map");
+  r.reject_unknown_keys(root, {"sweep", "search", "evaluator", "checkpoint"}, "");
+
+  YAML::Node sweep = r.child(root, "sweep", "sweep", true);
+  if (sweep.IsDefined()) {
+    r.reject_unknown_keys(sweep, {"operators", "variants", "backends", "synthesizer", "seed"}, "sweep.");
+    YAML::Node ops = r.child(sweep, "operators", "sweep.operators", true);
+    if (ops.IsScalar() && ops.Scalar() == "all") {
+      auto catalog = load_catalog(default_operator_dir());
+      if (!catalog) return tl::unexpected(catalog.error());
+      for (const auto& op : *catalog) s.operators.push_back(op.name);
+    } else if (auto list = r.string_list(sweep, "operators", "sweep.operators", true)) {
+      for (const auto& name : *list) {
+        if (!find_operator(name)) r.fail(ops, "sweep.operators", "names unknown operator '" + name + "' (see kevolve ops list)");
+        s.operators.push_back(name);
+      }
+    }
+    if (auto v = r.string_value(sweep, "variants", "sweep.variants", false)) {
+      if (*v != "default" && *v != "all") r.fail(sweep["variants"], "sweep.variants", "must be default or all, got \"" + *v + "\"");
+      s.all_variants = *v == "all";
+    }
+    if (auto b = r.string_list(sweep, "backends", "sweep.backends", false)) {
+      for (const auto& x : *b)
+        if (x != "cpu") r.fail(sweep["backends"], "sweep.backends", "lists '" + x + "', which this build cannot evaluate (available: cpu)");
+      s.backends = *b;
+    }
+    if (auto v = r.string_value(sweep, "synthesizer", "sweep.synthesizer", false)) {
+      if (*v != "builtin") r.fail(sweep["synthesizer"], "sweep.synthesizer", "must be builtin (the only synthesizer of this build), got \"" + *v + "\"");
+      s.synthesizer = *v;
+    }
+    if (auto v = r.number_value(sweep, "seed", "sweep.seed", false)) s.search.seed = uint64_t(*v);
+  }
+
+  YAML::Node search = r.child(root, "search", "search", true);
+  if (search.IsDefined()) {
+    r.reject_unknown_keys(search, {"policy", "exploration", "widening", "fresh_probability", "tournament_size", "memory",
+                                   "reset_probability", "max_in_flight", "stop"}, "search.");
+    auto& c = s.search;
+    if (auto v = r.string_value(search, "policy", "search.policy", false)) c.policy.name = *v;
+    if (auto v = r.number_value(search, "exploration", "search.exploration", false)) c.policy.exploration = *v;
+    if (auto v = r.number_value(search, "widening", "search.widening", false)) c.policy.widening = *v;
+    if (auto v = r.number_value(search, "fresh_probability", "search.fresh_probability", false)) c.policy.fresh_probability = *v;
+    if (auto v = r.number_value(search, "tournament_size", "search.tournament_size", false)) c.policy.tournament_size = int(*v);
+    if (auto v = r.string_value(search, "memory", "search.memory", false)) c.memory.mode = *v;
+    if (auto v = r.number_value(search, "reset_probability", "search.reset_probability", false)) c.memory.reset_probability = *v;
+    if (auto v = r.number_value(search, "max_in_flight", "search.max_in_flight", false)) c.max_in_flight = int(*v);
+    YAML::Node stop = r.child(search, "stop", "search.stop", true);
+    if (stop.IsDefined()) {
+      r.reject_unknown_keys(stop, {"target_fitness", "max_evaluations", "max_seconds", "stagnation"}, "search.stop.");
+      if (auto v = r.number_value(stop, "target_fitness", "search.stop.target_fitness", false)) c.stop.target_fitness = *v;
+      if (auto v = r.number_value(stop, "max_evaluations", "search.stop.max_evaluations", false)) c.stop.max_evaluations = int64_t(*v);
+      if (auto v = r.number_value(stop, "max_seconds", "search.stop.max_seconds", false)) c.stop.max_seconds = *v;
+      if (auto v = r.number_value(stop, "stagnation", "search.stop.stagnation", false)) c.stop.stagnation = int64_t(*v);
+    }
+    if (r.ok()) {
+      // The engine validates its own config; its messages start with the key.
+      if (auto engine = search::search_engine::create(c); !engine) {
+        const std::string& m = engine.error().message;
+        const size_t end = m.size() > 1 && m[0] == '\'' ? m.find('\'', 1) : std::string::npos;
+        if (end != std::string::npos) r.fail(search, m.substr(1, end - 1), m.substr(end + 2));
+        else r.fail(search, "search", m);
+      }
+    }
+  }
+
+  YAML::Node ev = r.child(root, "evaluator", "evaluator", false);
+  if (ev.IsDefined()) {
+    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials"}, "evaluator.");
+    if (auto v = r.number_value(ev, "threads", "evaluator.threads", false)) s.threads = int(*v);
+    if (auto v = r.number_value(ev, "budget", "evaluator.budget", false)) s.budget_seconds = *v;
+    if (auto v = r.number_value(ev, "timeout_ms", "evaluator.timeout_ms", false)) s.timeout_ms = int(*v);
+    if (auto v = r.number_value(ev, "trials", "evaluator.trials", false)) s.trials = int(*v);
+    if (s.threads < 0 || s.budget_seconds <= 0 || s.timeout_ms <= 0 || s.trials < 1)
+      r.fail(ev, "evaluator", "needs threads >= 0, budget > 0, timeout_ms > 0 and trials >= 1");
+  }
+  YAML::Node cp = r.child(root, "checkpoint", "checkpoint", false);
+  if (cp.IsDefined()) {
+    r.reject_unknown_keys(cp, {"every_seconds"}, "checkpoint.");
+    if (auto v = r.number_value(cp, "every_seconds", "checkpoint.every_seconds", false)) {
+      if (*v <= 0) r.fail(cp["every_seconds"], "checkpoint.every_seconds", "must be positive");
+      s.checkpoint_seconds = *v;
+    }
+  }
+  if (!r.ok()) {
+    std::string all;
+    for (const auto& e : r.errors()) all += (all.empty() ? "" : "\n") + e;
+    return make_error(errc::invalid_input, all);
+  }
+  return s;
+}
+
+}  // namespace kevolve::spec

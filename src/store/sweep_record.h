@@ -1,0 +1,56 @@
+// Everything a sweep keeps: what is written to the store at a checkpoint and
+// read back on --resume. Plain data; src/store/hdf5_store.* is the only code
+// that knows HDF5.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "search/engine.h"
+
+namespace kevolve::store {
+
+constexpr int kSchemaVersion = 1;
+
+// One shape of one evaluated node (from eval::shape_verdict).
+struct shape_measurement {
+  int64_t node = 0;
+  std::string shape;
+  bool holdout = false;
+  std::string status;  // eval::to_string(status)
+  double max_abs_error = 0.0;
+  double candidate_median_s = 0.0;
+  double candidate_p10_s = 0.0;
+  double candidate_p90_s = 0.0;
+  double baseline_median_s = 0.0;
+  double speedup = 0.0;
+  double achieved_gbs = 0.0;
+  double achieved_gflops = 0.0;
+  double roofline_fraction = 0.0;
+  std::string bottleneck;
+};
+
+// One task: one operator variant on one backend, with its search tree.
+struct task_record {
+  std::string id;  // "<operator>/<variant>/<backend>"
+  std::string op;
+  std::string variant;
+  std::string backend;
+  std::string baseline;       // the baseline's display name
+  std::string stop_reason;    // "" while running
+  double seconds_spent = 0.0;  // wall time of this task's search so far
+  search::search_engine::snapshot search;  // nodes (with code), RNG, counters
+  std::vector<shape_measurement> measurements;
+};
+
+struct sweep_record {
+  int schema_version = kSchemaVersion;
+  std::string kevolve_version;
+  std::string config_yaml;  // the sweep's config, verbatim
+  std::string config_hash;  // of what decides compatibility on resume
+  std::string created_at;   // ISO 8601 UTC
+  std::vector<task_record> tasks;
+};
+
+}  // namespace kevolve::store

@@ -1,0 +1,96 @@
+// Sweep YAML: the shipped quickstart loads; mistakes name file, line and key.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+#include "common/paths.h"
+#include "spec/sweep_spec.h"
+
+namespace kevolve::spec {
+namespace {
+
+class SweepSpec : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = temp_dir::create("kevolve-sweep-spec-");
+    ASSERT_TRUE(d.has_value());
+    dir_ = std::make_unique<temp_dir>(std::move(*d));
+  }
+  std::filesystem::path write(const std::string& yaml) {
+    const auto f = dir_->path() / "sweep.yaml";
+    std::ofstream(f) << yaml;
+    return f;
+  }
+  static std::string valid() {
+    return "sweep:\n"
+           "  operators: [softmax, layernorm]\n"
+           "  backends: [cpu]\n"
+           "search:\n"
+           "  policy: greedy\n"
+           "  stop: {max_evaluations: 5}\n";
+  }
+  std::unique_ptr<temp_dir> dir_;
+};
+
+TEST_F(SweepSpec, TheQuickstartLoadsWithEveryOperator) {
+  auto s = load_sweep(data_root() / "config" / "quickstart.yaml");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->operators.size(), 12u);
+  EXPECT_EQ(s->search.policy.name, "uct");
+  EXPECT_GT(s->search.stop.max_evaluations, 0);
+  EXPECT_EQ(s->backends, std::vector<std::string>{"cpu"});
+}
+
+TEST_F(SweepSpec, ValidFileGivesItsValues) {
+  auto s = load_sweep(write(valid()));
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->operators, (std::vector<std::string>{"softmax", "layernorm"}));
+  EXPECT_EQ(s->search.policy.name, "greedy");
+  EXPECT_EQ(s->search.stop.max_evaluations, 5);
+  EXPECT_FALSE(s->text.empty());
+}
+
+TEST_F(SweepSpec, UnknownKeyNamesFileLineAndKey) {
+  auto s = load_sweep(write(valid() + "evaluator:\n  budgett: 0.1\n"));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("sweep.yaml:8: 'evaluator.budgett' is not a known key"), std::string::npos)
+      << s.error().message;
+}
+
+TEST_F(SweepSpec, UnknownPolicyIsRefused) {
+  std::string y = valid();
+  y.replace(y.find("greedy"), 6, "annealing");
+  auto s = load_sweep(write(y));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("'search.policy' must be uct, greedy or tournament"), std::string::npos)
+      << s.error().message;
+}
+
+TEST_F(SweepSpec, UnknownOperatorAndBackendAreRefused) {
+  std::string y = valid();
+  y.replace(y.find("layernorm"), 9, "no_such_op");
+  y.replace(y.find("[cpu]"), 5, "[cpu, cuda]");
+  auto s = load_sweep(write(y));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("unknown operator 'no_such_op'"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'cuda'"), std::string::npos) << s.error().message;
+}
+
+TEST_F(SweepSpec, AStopRuleIsRequired) {
+  std::string y = valid();
+  y.replace(y.find("{max_evaluations: 5}"), 20, "{}");
+  EXPECT_FALSE(load_sweep(write(y)).has_value());
+}
+
+TEST_F(SweepSpec, CompatibilityIgnoresTheCheckpointPeriodOnly) {
+  auto a = load_sweep(write(valid()));
+  auto b = load_sweep(write(valid() + "checkpoint: {every_seconds: 5}\n"));
+  auto c = load_sweep(write(valid() + "evaluator: {budget: 0.5}\n"));
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(compatibility_text(*a), compatibility_text(*b));
+  EXPECT_NE(compatibility_text(*a), compatibility_text(*c));
+}
+
+}  // namespace
+}  // namespace kevolve::spec
