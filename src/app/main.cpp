@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
     std::printf("kevolve %s\n", kevolve_version());
     return exit_ok;
   }
+  if (cl->command == "run") return app::run_sweep(cl->run);
+  if (cl->command == "report") return app::run_report(cl->report);
   if (cl->command == "eval") return app::run_eval(cl->eval);
   if (cl->command == "ops") return app::run_ops(cl->ops);
   if (cl->command == "doctor") return app::run_doctor(cl->doctor);

@@ -14,6 +14,8 @@ const char* kUsage =
     "usage: kevolve [--log-level LEVEL] COMMAND [options]\n"
     "\n"
     "commands:\n"
+    "  run      run a sweep from YAML (kevolve run CONFIG [--store PATH | --resume STORE])\n"
+    "  report   print the summary of a sweep's store (kevolve report STORE)\n"
     "  eval     evaluate one kernel file against one operator\n"
     "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
     "  doctor   report what this machine has and measure its roofline\n"
@@ -61,6 +63,45 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
     rest.erase(rest.begin());  // the command itself
     const bool help = vm.count("help") > 0;
 
+    if (cl.command == "run") {
+      run_command& r = cl.run;
+      po::options_description d("kevolve run options");
+      d.add_options()("help,h", "show help")("config", po::value<std::string>(&r.config), "sweep YAML")(
+          "store", po::value<std::string>(&r.store), "the store to create (default: <config>-<UTC time>.h5 here)")(
+          "resume", po::value<std::string>(&r.resume), "continue the sweep kept in this store")(
+          "seed-from", po::value<std::vector<std::string>>(&r.seed_from)->multitoken(),
+          "stores whose best kernels start each task");
+      po::positional_options_description p;
+      p.add("config", 1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve run CONFIG [--store PATH] [--resume STORE] [--seed-from STORE...]");
+        return cl;
+      }
+      po::variables_map rvm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), rvm);
+      po::notify(rvm);
+      if (r.config.empty()) return make_error(errc::invalid_input, "run: expected a sweep YAML file (kevolve run CONFIG)");
+      if (!r.store.empty() && !r.resume.empty())
+        return make_error(errc::invalid_input, "run: --store and --resume name the same thing; give one");
+      return cl;
+    }
+    if (cl.command == "report") {
+      po::options_description d("kevolve report options");
+      d.add_options()("help,h", "show help")("store", po::value<std::string>(&cl.report.store), "a sweep's store");
+      po::positional_options_description p;
+      p.add("store", 1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve report STORE");
+        return cl;
+      }
+      po::variables_map rvm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), rvm);
+      po::notify(rvm);
+      if (cl.report.store.empty()) return make_error(errc::invalid_input, "report: expected a store (kevolve report STORE)");
+      return cl;
+    }
     if (cl.command == "eval") {
       eval_command& e = cl.eval;
       po::options_description d("kevolve eval options");

@@ -29,6 +29,17 @@ struct ops_command {
   bool compile = true;              // validate: also compile reference and baseline
 };
 
+struct run_command {
+  std::string config;                  // sweep YAML
+  std::string store;                   // empty: <config stem>-<UTC time>.h5 here
+  std::string resume;                  // continue this store
+  std::vector<std::string> seed_from;  // stores whose best kernels start each task
+};
+
+struct report_command {
+  std::string store;
+};
+
 struct doctor_command {
   bool remeasure = false;
   bool json = false;
@@ -36,8 +47,10 @@ struct doctor_command {
 };
 
 struct command_line {
-  std::string command;  // eval | ops | doctor | help | version
+  std::string command;  // run | report | eval | ops | doctor | help | version
   std::string log_level = "warn";
+  run_command run;
+  report_command report;
   eval_command eval;
   ops_command ops;
   doctor_command doctor;

@@ -1,0 +1,153 @@
+#include "store/store_rows.h"
+
+#include "store/record_check.h"
+
+namespace kevolve::store {
+
+using search::node;
+
+uint64_t text_bytes(const task_record& t) {
+  uint64_t n = 0;
+  for (const node& x : t.search.nodes.nodes()) n += x.code.size() + x.origin.size() + x.reason.size();
+  for (const shape_measurement& m : t.measurements) n += m.shape.size() + m.status.size() + m.bottleneck.size();
+  return n;
+}
+
+task_tables flatten(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text) {
+  task_tables out;
+  const std::vector<node>& nodes = t.search.nodes.nodes();
+  size_t context_count = 0;
+  for (const node& n : nodes) context_count += n.context.size();
+  out.context.reserve(context_count);
+  out.nodes.resize(nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const node& n = nodes[k];
+    node_row& w = out.nodes[k];
+    w.id = n.id;
+    w.parent = n.parent;
+    w.depth = n.depth;
+    w.mode = int32_t(n.mode);
+    w.state = int32_t(n.state);
+    w.status = int32_t(n.result);
+    w.fitness = n.fitness;
+    w.created_s = n.created_s;
+    w.finished_s = n.finished_s;
+    w.visits = n.visits;
+    w.value_sum = n.value_sum;
+    w.code_offset = append_text(n.code);
+    w.code_length = n.code.size();
+    w.origin_offset = append_text(n.origin);
+    w.origin_length = n.origin.size();
+    w.reason_offset = append_text(n.reason);
+    w.reason_length = n.reason.size();
+    w.context_offset = out.context.size();
+    w.context_length = n.context.size();
+    out.context.insert(out.context.end(), n.context.begin(), n.context.end());
+  }
+  out.measurements.resize(t.measurements.size());
+  for (size_t k = 0; k < t.measurements.size(); ++k) {
+    const shape_measurement& m = t.measurements[k];
+    measurement_row& w = out.measurements[k];
+    w.node = m.node;
+    w.holdout = m.holdout ? 1 : 0;
+    w.max_abs_error = m.max_abs_error;
+    w.candidate_median_s = m.candidate_median_s;
+    w.candidate_p10_s = m.candidate_p10_s;
+    w.candidate_p90_s = m.candidate_p90_s;
+    w.baseline_median_s = m.baseline_median_s;
+    w.speedup = m.speedup;
+    w.achieved_gbs = m.achieved_gbs;
+    w.achieved_gflops = m.achieved_gflops;
+    w.roofline_fraction = m.roofline_fraction;
+    w.shape_offset = append_text(m.shape);
+    w.shape_length = m.shape.size();
+    w.status_offset = append_text(m.status);
+    w.status_length = m.status.size();
+    w.bottleneck_offset = append_text(m.bottleneck);
+    w.bottleneck_length = m.bottleneck.size();
+  }
+  return out;
+}
+
+namespace {
+
+// Reads one string of the blob after checking its range; "" in `error` when fine.
+class text_source {
+ public:
+  text_source(uint64_t size, const std::function<std::string(uint64_t, uint64_t)>& read) : size_(size), read_(read) {}
+
+  bool get(uint64_t offset, uint64_t length, const std::string& owner, std::string& out, std::string& error) const {
+    if (offset > size_ || length > size_ - offset) {
+      error = owner + ": byte range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+              ") is past the end of text (" + std::to_string(size_) + " bytes)";
+      return false;
+    }
+    out = length ? read_(offset, length) : std::string();
+    return true;
+  }
+
+ private:
+  uint64_t size_;
+  const std::function<std::string(uint64_t, uint64_t)>& read_;
+};
+
+}  // namespace
+
+std::string unflatten(const task_tables& tables, uint64_t text_size,
+                      const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t) {
+  const text_source text(text_size, read_text);
+  std::string error;
+  std::vector<node> nodes(tables.nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const node_row& w = tables.nodes[k];
+    node& n = nodes[k];
+    const std::string owner = "nodes: node " + std::to_string(k);
+    n.id = w.id;
+    n.parent = w.parent;
+    n.depth = w.depth;
+    n.mode = search::memory_mode(w.mode);  // values are checked by check_task
+    n.state = search::node_state(w.state);
+    n.result = eval::status(w.status);
+    n.fitness = w.fitness;
+    n.created_s = w.created_s;
+    n.finished_s = w.finished_s;
+    n.visits = w.visits;
+    n.value_sum = w.value_sum;
+    if (!text.get(w.code_offset, w.code_length, owner + " code", n.code, error) ||
+        !text.get(w.origin_offset, w.origin_length, owner + " origin", n.origin, error) ||
+        !text.get(w.reason_offset, w.reason_length, owner + " reason", n.reason, error))
+      return error;
+    const uint64_t size = tables.context.size();
+    if (w.context_offset > size || w.context_length > size - w.context_offset)
+      return owner + ": context range [" + std::to_string(w.context_offset) + ", +" + std::to_string(w.context_length) +
+             ") is past the end of context (" + std::to_string(size) + " entries)";
+    const auto first = tables.context.begin() + long(w.context_offset);
+    n.context.assign(first, first + long(w.context_length));
+  }
+  t.measurements.resize(tables.measurements.size());
+  for (size_t k = 0; k < tables.measurements.size(); ++k) {
+    const measurement_row& w = tables.measurements[k];
+    shape_measurement& m = t.measurements[k];
+    const std::string owner = "measurements: row " + std::to_string(k);
+    m.node = w.node;
+    m.holdout = w.holdout != 0;
+    m.max_abs_error = w.max_abs_error;
+    m.candidate_median_s = w.candidate_median_s;
+    m.candidate_p10_s = w.candidate_p10_s;
+    m.candidate_p90_s = w.candidate_p90_s;
+    m.baseline_median_s = w.baseline_median_s;
+    m.speedup = w.speedup;
+    m.achieved_gbs = w.achieved_gbs;
+    m.achieved_gflops = w.achieved_gflops;
+    m.roofline_fraction = w.roofline_fraction;
+    if (!text.get(w.shape_offset, w.shape_length, owner + " shape", m.shape, error) ||
+        !text.get(w.status_offset, w.status_length, owner + " status", m.status, error) ||
+        !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error))
+      return error;
+  }
+  link_children(nodes);
+  t.search.nodes = search::tree::from_nodes(std::move(nodes));
+  return "";
+}
+
+}  // namespace kevolve::store

@@ -1,0 +1,58 @@
+// A task as flat tables: the rows of the store's `nodes` and `measurements`
+// datasets, the `context` list, and the order in which strings go into the
+// `text` blob (layout in hdf5_store.h). No HDF5 here: hdf5_store.cpp only
+// moves these tables to and from the file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/sweep_record.h"
+
+namespace kevolve::store {
+
+struct node_row {
+  int64_t id, parent;
+  int32_t depth, mode, state, status;
+  double fitness, created_s, finished_s;
+  int64_t visits;
+  double value_sum;
+  uint64_t code_offset, code_length, origin_offset, origin_length, reason_offset, reason_length;
+  uint64_t context_offset, context_length;
+};
+
+struct measurement_row {
+  int64_t node;
+  int32_t holdout;
+  double max_abs_error, candidate_median_s, candidate_p10_s, candidate_p90_s, baseline_median_s, speedup,
+      achieved_gbs, achieved_gflops, roofline_fraction;
+  uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
+};
+
+struct task_tables {
+  std::vector<node_row> nodes;
+  std::vector<int64_t> context;
+  std::vector<measurement_row> measurements;
+};
+
+// Bytes of all the task's strings: the size of its `text` blob.
+uint64_t text_bytes(const task_record& t);
+
+// The task's tables. Every string is handed to `append_text`, which stores it
+// and returns its offset in the blob: per node code, origin, reason, then per
+// measurement shape, status, bottleneck.
+task_tables flatten(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text);
+
+// Fills t.search.nodes (children linked from the parents) and t.measurements
+// from the tables. `read_text(offset, length)` returns a range of the blob of
+// `text_size` bytes; ranges are checked first. Returns "" or what is wrong,
+// naming the row ("nodes: node 5 code: byte range [10, +20) is past the end
+// of text (25 bytes)"). Scalars of the task (names, RNG, counters) are left
+// to the caller; so is check_task.
+std::string unflatten(const task_tables& tables, uint64_t text_size,
+                      const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t);
+
+}  // namespace kevolve::store

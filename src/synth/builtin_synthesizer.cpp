@@ -1,0 +1,138 @@
+#include "synth/builtin_synthesizer.h"
+
+#include <algorithm>
+
+#include "synth/bindings.h"
+
+namespace kevolve::synth {
+
+namespace {
+
+// A context item whose code came from a template of this library.
+struct known_item {
+  const context_item* item = nullptr;
+  const template_info* t = nullptr;
+  param_set params;
+};
+
+std::vector<known_item> recognize(const std::vector<context_item>& context, const template_library& lib,
+                                  const std::vector<const template_info*>& serving) {
+  std::vector<known_item> out;
+  for (const auto& c : context) {
+    known_item k;
+    k.item = &c;
+    if (auto h = parse_header(c.code)) {
+      const template_info* t = lib.find(h->name);
+      if (t && std::find(serving.begin(), serving.end(), t) != serving.end()) {
+        k.t = t;
+        k.params = t->space.normalize(h->params);
+      }
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+expected<std::unique_ptr<builtin_synthesizer>> builtin_synthesizer::create(std::filesystem::path root) {
+  if (root.empty()) root = template_library::default_root();
+  auto lib = template_library::load(root);
+  if (!lib) return tl::unexpected(lib.error());
+  auto rules = rule_set::load(root / "rules.json");
+  if (!rules) return tl::unexpected(rules.error());
+  return std::unique_ptr<builtin_synthesizer>(new builtin_synthesizer(std::move(*lib), std::move(*rules)));
+}
+
+std::vector<const template_info*> builtin_synthesizer::serving(const spec::operator_spec& op, const spec::variant* v,
+                                                               const std::string& backend) const {
+  std::vector<const template_info*> out;
+  for (const template_info* t : library_.serving(op, v, backend))
+    if (can_bind(t->binding, op)) out.push_back(t);
+  return out;
+}
+
+bool builtin_synthesizer::supports(const spec::operator_spec& op, const std::string& backend) const {
+  return !serving(op, nullptr, backend).empty();
+}
+
+synthesis_result builtin_synthesizer::render_with(const template_info& t, const spec::operator_spec& op,
+                                                  const param_set& params, const std::string& summary) const {
+  synthesis_result res;
+  const param_set p = t.space.normalize(params);
+  auto code = render(t, op, p);
+  if (!code) {
+    res.error = code.error().message;
+    return res;
+  }
+  res.ok = true;
+  res.code = std::move(*code);
+  res.origin = "builtin:" + t.name;
+  res.summary = t.name + " " + summary;
+  return res;
+}
+
+synthesis_result builtin_synthesizer::fresh(const synthesis_request& req, const std::vector<const template_info*>& ts,
+                                            rng& r) const {
+  // Every fourth fresh sample (seed 0 included) is the best template's
+  // defaults; the others sample a serving template and its parameters.
+  if (req.seed % 4 == 0) return render_with(*ts.front(), *req.op, ts.front()->space.defaults(), "reset: defaults");
+  const template_info* t = ts[r.below(ts.size())];
+  return render_with(*t, *req.op, t->space.sample(r), "reset: sampled");
+}
+
+synthesis_result builtin_synthesizer::write(const synthesis_request& req) {
+  synthesis_result res;
+  if (!req.op) {
+    res.error = "no operator in the request";
+    return res;
+  }
+  const auto ts = serving(*req.op, req.variant, req.backend);
+  if (ts.empty()) {
+    res.error = "no " + req.backend + " template serves operator " + req.op->name + " (class " + req.op->op_class +
+                (req.variant ? ", variant " + req.variant->name : std::string()) + ")";
+    return res;
+  }
+  rng r(req.seed ^ 0x6b65766f6c7665ull);
+  const auto known = recognize(req.context, library_, ts);
+  if (req.mode == search::memory_mode::reset || known.empty() || !known.front().t)
+    return fresh(req, ts, r);
+
+  const known_item& parent = known.front();
+  const template_info& t = *parent.t;
+  auto same_ok = [&](const known_item& k) { return k.t == &t && k.item->result == eval::status::ok; };
+
+  if (req.mode == search::memory_mode::merge) {
+    const known_item* other = nullptr;
+    for (size_t i = 1; i < known.size(); ++i)
+      if (same_ok(known[i]) && known[i].params != parent.params &&
+          (!other || known[i].item->fitness > other->item->fitness))
+        other = &known[i];
+    if (other) {
+      step_result s = crossover(t.space, parent.params, other->params, r);
+      return render_with(t, *req.op, s.params, s.summary);
+    }
+  }
+  if (req.mode == search::memory_mode::compare_siblings && known.size() > 1) {
+    const known_item* best = same_ok(parent) ? &parent : nullptr;
+    for (size_t i = 1; i < known.size(); ++i)
+      if (same_ok(known[i]) && (!best || known[i].item->fitness > best->item->fitness)) best = &known[i];
+    if (best) {
+      std::vector<param_set> worse;
+      for (const auto& k : known)
+        if (k.t == &t && &k != best) worse.push_back(k.params);
+      step_result s = sibling_step(t.space, best->params, worse, r);
+      return render_with(t, *req.op, s.params, s.summary);
+    }
+  }
+  // inherit (and the fallbacks of the other modes): earlier correct
+  // candidates of the same template, nearest first, are what a failure
+  // backs off to.
+  std::vector<param_set> earlier_ok;
+  for (size_t i = 1; i < known.size(); ++i)
+    if (same_ok(known[i])) earlier_ok.push_back(known[i].params);
+  step_result s = inherit_step(t.space, parent.params, *parent.item, earlier_ok, rules_, r);
+  return render_with(t, *req.op, s.params, s.summary);
+}
+
+}  // namespace kevolve::synth

@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""kevolve run end to end: a small sweep on this CPU that must find kernels
+faster than the baselines, an operator known only from its YAML, and a sweep
+killed with SIGKILL again and again that always resumes from an intact store.
+
+Run by CTest (test run_sweeps) with KEVOLVE_BIN etc. set; by hand:
+    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_run.py
+"""
+import csv
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import h5py
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
+DATA = Path(os.environ.get("KEVOLVE_TEST_DATA") or ROOT / "tests" / "data")
+
+
+def kevolve(*args, cwd, timeout=900):
+    return subprocess.run([str(BIN), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def describe(p):
+    return f"exit {p.returncode}\n--- stdout ---\n{p.stdout[-4000:]}\n--- stderr ---\n{p.stderr[-4000:]}"
+
+
+def sweep_yaml(operators, max_evaluations, checkpoint_seconds=30, seed=1, policy="uct"):
+    ops = ", ".join(str(DATA / "operators" / f"{o}.yaml") for o in operators)
+    return f"""sweep:
+  operators: [{ops}]
+  backends: [cpu]
+  synthesizer: builtin
+  seed: {seed}
+search:
+  policy: {policy}
+  memory: adaptive
+  stop: {{max_evaluations: {max_evaluations}, stagnation: {max_evaluations}}}
+evaluator:
+  budget: 0.05
+  timeout_ms: 5000
+checkpoint:
+  every_seconds: {checkpoint_seconds}
+"""
+
+
+def read_summary_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def stored_nodes(store):
+    """{task id: (node ids, number evaluated)} straight from the HDF5 file."""
+    out = {}
+    with h5py.File(store, "r") as f:
+        for name in f["tasks"]:
+            g = f["tasks"][name]
+            nodes = g["nodes"][...]
+            evaluated = int((nodes["state"] == 1).sum()) - 1  # the root counts as evaluated
+            out[g.attrs["id"].decode() if isinstance(g.attrs["id"], bytes) else str(g.attrs["id"])] = (
+                list(nodes["id"]), evaluated)
+    return out
+
+
+class SmallSweep(unittest.TestCase):
+    def test_finds_faster_kernels_than_the_baselines(self):
+        ops = ["ts_softmax", "ts_layernorm", "ts_bias_gelu", "ts_rmsnorm"]
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "small.yaml"
+            cfg.write_text(sweep_yaml(ops, max_evaluations=6))
+            p = kevolve("run", cfg, "--store", "small.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            rows = read_summary_csv(Path(d) / "small.summary.csv")
+            self.assertEqual(len(rows), len(ops), rows)
+            faster = [r for r in rows if float(r["best_speedup"]) > 1.0]
+            self.assertGreaterEqual(len(faster), len(ops) / 2, rows)
+            self.assertTrue((Path(d) / "small.summary.md").exists())
+            r = kevolve("report", "small.h5", cwd=d)
+            self.assertEqual(r.returncode, 0, describe(r))
+            self.assertIn("tasks beat their baseline", r.stdout)
+
+    def test_an_operator_known_only_from_yaml_is_searched_and_beaten(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "silu.yaml"
+            cfg.write_text(sweep_yaml(["ts_silu"], max_evaluations=5))
+            p = kevolve("run", cfg, "--store", "silu.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            rows = read_summary_csv(Path(d) / "silu.summary.csv")
+            self.assertGreater(float(rows[0]["best_speedup"]), 1.0, rows)
+
+
+class KilledAndResumed(unittest.TestCase):
+    def test_every_resume_starts_from_an_intact_store_and_completes(self):
+        ops = ["ts_softmax", "ts_bias_gelu"]
+        per_task = 8
+        rng = random.Random(5)
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "kill.yaml"
+            cfg.write_text(sweep_yaml(ops, max_evaluations=per_task, checkpoint_seconds=0.05))
+            store = Path(d) / "kill.h5"
+            seen = {}
+            for attempt in range(6):
+                args = ["run", cfg, "--resume", store] if store.exists() else ["run", cfg, "--store", store]
+                proc = subprocess.Popen([str(BIN), *map(str, args)], cwd=d, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True)
+                time.sleep(rng.uniform(0.3, 2.5))
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                if not store.exists():
+                    continue  # killed before the first checkpoint
+                leftovers = [p.name for p in Path(d).iterdir() if p.name.startswith("kill.h5") and p.name != "kill.h5"]
+                nodes = stored_nodes(store)  # an intact, readable store
+                r = kevolve("report", store, cwd=d)
+                self.assertEqual(r.returncode, 0, f"attempt {attempt}: {describe(r)}; leftovers {leftovers}")
+                for task, (ids, evaluated) in nodes.items():
+                    self.assertEqual(ids, list(range(len(ids))), f"{task}: node ids must be 0..n-1, no duplicates")
+                    self.assertGreaterEqual(evaluated, seen.get(task, 0), f"{task}: a checkpoint lost evaluations")
+                    seen[task] = evaluated
+            p = kevolve("run", cfg, "--resume", store, cwd=d) if store.exists() else kevolve("run", cfg, "--store", store, cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            for task, (ids, evaluated) in stored_nodes(store).items():
+                self.assertEqual(evaluated, per_task, f"{task}: the sweep did not complete")
+                self.assertEqual(ids, list(range(len(ids))))
+
+    def test_resume_refuses_missing_corrupt_and_incompatible_stores(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "a.yaml"
+            cfg.write_text(sweep_yaml(["t_softmax"], max_evaluations=2))
+            p = kevolve("run", cfg, "--resume", "missing.h5", cwd=d)
+            self.assertEqual(p.returncode, 2, describe(p))
+            self.assertIn("missing.h5", p.stderr)
+            (Path(d) / "junk.h5").write_bytes(os.urandom(4096))
+            p = kevolve("run", cfg, "--resume", "junk.h5", cwd=d)
+            self.assertEqual(p.returncode, 2, describe(p))
+            self.assertIn("junk.h5", p.stderr)
+            p = kevolve("run", cfg, "--store", "a.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            p = kevolve("run", cfg, "--store", "a.h5", cwd=d)  # no silent overwrite
+            self.assertEqual(p.returncode, 2, describe(p))
+            self.assertIn("--resume", p.stderr)
+            other = Path(d) / "b.yaml"
+            other.write_text(sweep_yaml(["t_softmax"], max_evaluations=2, policy="greedy"))
+            p = kevolve("run", other, "--resume", "a.h5", cwd=d)
+            self.assertEqual(p.returncode, 2, describe(p))
+            self.assertIn("incompatible config", p.stderr)
+            self.assertIn("policy=uct", p.stderr)
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,176 @@
+// The builtin synthesizer over the shipped templates: every catalog operator
+// is served, code is deterministic and carries its parameters, memory modes
+// do what they promise, and a YAML-only operator is served generically.
+#include <gtest/gtest.h>
+
+#include "spec/operator_loader.h"
+#include "synth/builtin_synthesizer.h"
+
+namespace kevolve::synth {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = KEVOLVE_TEST_SOURCE_DIR;
+
+class BuiltinSynth : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto s = builtin_synthesizer::create(kRoot / "knowledge/templates");
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+    synth_ = s->release();
+  }
+  static void TearDownTestSuite() { delete synth_; }
+  static spec::operator_spec op(const fs::path& yaml) {
+    auto o = spec::load_operator(yaml);
+    EXPECT_TRUE(o.has_value()) << (o ? "" : o.error().message);
+    return o ? *o : spec::operator_spec{};
+  }
+  static spec::operator_spec catalog(const std::string& name) {
+    return op(kRoot / "config/operators" / (name + ".yaml"));
+  }
+  static synthesis_result write(const spec::operator_spec& o, search::memory_mode mode,
+                                std::vector<context_item> ctx, uint64_t seed) {
+    synthesis_request req;
+    req.op = &o;
+    req.variant = &o.variants.front();
+    req.mode = mode;
+    req.context = std::move(ctx);
+    req.seed = seed;
+    return synth_->write(req);
+  }
+  static builtin_synthesizer* synth_;
+};
+builtin_synthesizer* BuiltinSynth::synth_ = nullptr;
+
+TEST_F(BuiltinSynth, ServesEveryCatalogOperatorAndVariant) {
+  auto ops = spec::load_catalog(kRoot / "config/operators");
+  ASSERT_TRUE(ops.has_value());
+  for (const auto& o : *ops) {
+    EXPECT_TRUE(synth_->supports(o, "cpu")) << o.name;
+    EXPECT_FALSE(synth_->supports(o, "cuda")) << o.name;
+    for (const auto& v : o.variants) {
+      EXPECT_FALSE(synth_->serving(o, &v, "cpu").empty()) << o.name << " " << v.name;
+      synthesis_request req;
+      req.op = &o;
+      req.variant = &v;
+      const synthesis_result r = synth_->write(req);
+      ASSERT_TRUE(r.ok) << o.name << ": " << r.error;
+      EXPECT_EQ(r.code.find("{{"), std::string::npos) << o.name;
+      EXPECT_NE(r.code.find("extern \"C\" int kevolve_kernel"), std::string::npos) << o.name;
+      EXPECT_EQ(r.origin.rfind("builtin:cpu/", 0), 0u) << r.origin;
+    }
+  }
+}
+
+TEST_F(BuiltinSynth, SameRequestSameCodeAndParametersShowInTheHeader) {
+  const auto o = catalog("softmax");
+  for (uint64_t seed : {1u, 2u, 3u, 5u}) {
+    const auto a = write(o, search::memory_mode::reset, {}, seed);
+    const auto b = write(o, search::memory_mode::reset, {}, seed);
+    ASSERT_TRUE(a.ok) << a.error;
+    EXPECT_EQ(a.code, b.code);
+    auto h = parse_header(a.code);
+    ASSERT_TRUE(h.has_value());
+    const template_info* t = synth_->library().find(h->name);
+    ASSERT_NE(t, nullptr) << h->name;
+    EXPECT_TRUE(t->space.contains(h->params)) << h->params.dump();
+  }
+  // seed 0 on reset: the defaults of the preferred template.
+  const auto d = write(o, search::memory_mode::reset, {}, 0);
+  auto h = parse_header(d.code);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->params, synth_->library().find(h->name)->space.defaults());
+}
+
+TEST_F(BuiltinSynth, ParametersChangeTheCode) {
+  const auto o = catalog("layernorm");
+  const template_info* t = synth_->serving(o, &o.variants.front(), "cpu").front();
+  param_set p = t->space.defaults();
+  const auto a = synth_->render_with(*t, o, p, "");
+  ASSERT_TRUE(a.ok) << a.error;
+  ASSERT_TRUE(p.contains("vec"));
+  p["vec"] = p["vec"] == 8 ? 16 : 8;
+  const auto b = synth_->render_with(*t, o, p, "");
+  EXPECT_NE(a.code, b.code);
+  EXPECT_NE(b.code.find("#define KVP_VEC " + p["vec"].dump()), std::string::npos);
+}
+
+TEST_F(BuiltinSynth, InheritMutatesTheParentWithinItsTemplate) {
+  const auto o = catalog("rmsnorm");
+  const auto parent = write(o, search::memory_mode::reset, {}, 0);
+  context_item item;
+  item.code = parent.code;
+  item.result = eval::status::ok;
+  item.bottleneck = "compute-bound";
+  item.roofline_fraction = 0.9;
+  const auto ph = parse_header(parent.code);
+  for (uint64_t seed = 1; seed < 8; ++seed) {
+    const auto child = write(o, search::memory_mode::inherit, {item}, seed);
+    ASSERT_TRUE(child.ok) << child.error;
+    const auto ch = parse_header(child.code);
+    ASSERT_TRUE(ch.has_value());
+    EXPECT_EQ(ch->name, ph->name);
+    const auto n = changed_keys(ph->params, ch->params).size();
+    EXPECT_GE(n, 1u) << child.summary;
+    EXPECT_LE(n, 2u) << child.summary;
+  }
+}
+
+TEST_F(BuiltinSynth, CompileFailedParentBacksOff) {
+  const auto o = catalog("softmax");
+  const template_info* t = synth_->serving(o, &o.variants.front(), "cpu").front();
+  param_set good = t->space.defaults();
+  param_set bad = good;
+  ASSERT_TRUE(t->space.step(bad, "unroll", -1) || t->space.step(bad, "unroll", +1));
+  context_item failed{1, synth_->render_with(*t, o, bad, "").code, eval::status::compile_failed, 0.0,
+                      "compile error", "error: expected ';'", "", 0.0};
+  context_item ok{0, synth_->render_with(*t, o, good, "").code, eval::status::ok, 2.0, "", "", "memory-bound", 0.5};
+  const auto child = write(o, search::memory_mode::inherit, {failed, ok}, 11);
+  const auto ch = parse_header(child.code);
+  ASSERT_TRUE(ch.has_value());
+  EXPECT_EQ(ch->params["unroll"], good["unroll"]) << child.summary;
+  EXPECT_NE(child.summary.find("back off"), std::string::npos) << child.summary;
+}
+
+TEST_F(BuiltinSynth, MergeCrossesTwoParentsOfTheSameTemplate) {
+  const auto o = catalog("bias_gelu");
+  const template_info* t = synth_->serving(o, &o.variants.front(), "cpu").front();
+  rng r(5);
+  param_set a = t->space.defaults(), b = t->space.defaults();
+  for (const auto& d : t->space.defs())
+    if (d.values.size() > 1) b[d.name] = d.values[size_t(d.index_of(a[d.name]) == 0 ? 1 : 0)];
+  context_item pa{1, synth_->render_with(*t, o, a, "").code, eval::status::ok, 1.5, "", "", "", 0.3};
+  context_item pb{2, synth_->render_with(*t, o, b, "").code, eval::status::ok, 1.8, "", "", "", 0.3};
+  const auto child = write(o, search::memory_mode::merge, {pa, pb}, 9);
+  const auto ch = parse_header(child.code);
+  ASSERT_TRUE(ch.has_value());
+  EXPECT_NE(ch->params, a);
+  EXPECT_NE(ch->params, b);
+  for (auto it = ch->params.begin(); it != ch->params.end(); ++it)
+    EXPECT_TRUE(it.value() == a[it.key()] || it.value() == b[it.key()]) << it.key();
+}
+
+TEST_F(BuiltinSynth, YamlOnlyElementwiseOperatorIsServedGenerically) {
+  const auto o = op(kRoot / "tests/data/operators/ts_silu.yaml");
+  ASSERT_TRUE(synth_->supports(o, "cpu"));
+  const auto r = write(o, search::memory_mode::reset, {}, 0);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.origin, "builtin:cpu/elementwise");
+  EXPECT_NE(r.code.find("x*sigmoidf(x)"), std::string::npos);
+  // An elementwise operator without an expression (feature_hash) is not served by it.
+  const auto fh = catalog("feature_hash");
+  for (const auto* t : synth_->serving(fh, nullptr, "cpu")) EXPECT_NE(t->name, "cpu/elementwise");
+  // A class no template serves is refused with a reason.
+  spec::operator_spec scan = o;
+  scan.op_class = "scan";
+  scan.template_params.clear();
+  EXPECT_FALSE(synth_->supports(scan, "cpu"));
+  synthesis_request req;
+  req.op = &scan;
+  const auto none = synth_->write(req);
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.error.find("no cpu template"), std::string::npos) << none.error;
+}
+
+}  // namespace
+}  // namespace kevolve::synth
