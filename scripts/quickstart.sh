@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# Installs every dependency, builds kevolve and runs the main job on this
-# machine's CPU: every shipped example kernel (knowledge/examples/cpu/)
-# evaluated against its operator's baseline, with a verdict table each.
+# Installs every dependency, builds kevolve and runs the main job: a sweep
+# over every starter operator on this machine's CPU with the builtin
+# (offline) synthesizer (config/quickstart.yaml). The store, and the summary
+# as Markdown and CSV, land in ./runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
 ./build/kevolve doctor
-status=0
-for kernel in knowledge/examples/cpu/*.cpp; do
-  op=$(basename "$kernel" .cpp)
-  echo
-  echo "=== $op ==="
-  ./build/kevolve eval --op "$op" --backend cpu --kernel "$kernel" || status=1
-done
-exit $status
+mkdir -p runs
+store="runs/quickstart-$(date -u +%Y%m%d-%H%M%S).h5"
+./build/kevolve run config/quickstart.yaml --store "$store"
+echo "see also: ./build/kevolve report $store"

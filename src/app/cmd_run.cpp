@@ -1,4 +1,7 @@
+#include <signal.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <ctime>
@@ -17,6 +20,22 @@ namespace kevolve::app {
 namespace fs = std::filesystem;
 
 namespace {
+
+// SIGUSR1: checkpoint now. SIGTERM, SIGINT: checkpoint and stop (Slurm sends
+// SIGTERM before a time limit or on preemption).
+volatile std::sig_atomic_t checkpoint_signal = 0;
+volatile std::sig_atomic_t stop_signal = 0;
+void on_checkpoint_signal(int) { checkpoint_signal = 1; }
+void on_stop_signal(int) { stop_signal = 1; }
+
+void install_signal_handlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = on_checkpoint_signal;
+  ::sigaction(SIGUSR1, &sa, nullptr);
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+}
 
 std::string default_store(const fs::path& config) {
   const std::time_t t = std::time(nullptr);
@@ -53,12 +72,24 @@ int run_sweep(const cli::run_command& cmd) {
   options.resume = !cmd.resume.empty();
   options.store = options.resume ? cmd.resume : !cmd.store.empty() ? cmd.store : default_store(cmd.config);
   for (const auto& s : cmd.seed_from) options.seed_from.push_back(s);
+  install_signal_handlers();
+  options.checkpoint_requested = [] {
+    const bool asked = checkpoint_signal != 0;
+    checkpoint_signal = 0;
+    return asked;
+  };
+  options.stop_requested = [] { return stop_signal != 0; };
   std::printf("sweep %s -> %s (%zu operators, %s)\n", cmd.config.c_str(), options.store.c_str(), spec->operators.size(),
               options.resume ? "resumed" : "new");
   sweep::sweep_runner runner(*spec, options, *hw, **synthesizer, show_progress);
   auto record = runner.run();
   if (::isatty(1)) std::printf("\n");
   if (!record) return report_error(record.error());
+  if (runner.interrupted()) {
+    std::printf("stopped by a signal; everything so far is in %s: continue with\n  kevolve run %s --resume %s\n",
+                options.store.c_str(), cmd.config.c_str(), options.store.c_str());
+    return 128 + SIGTERM;
+  }
 
   const auto summary = report::summarize(*record);
   std::printf("\n%s", report::summary_text(summary).c_str());

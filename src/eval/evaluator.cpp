@@ -450,11 +450,12 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.bottleneck = rp.bottleneck;
-  if (rp.fraction > 1.05 && rp.fraction * options_.roofline_slack <= 1.0)
+  const double floor_s = place_on_roofline(hw_, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
+  const double floor_fraction = floor_s / sv.candidate.median_s;
+  if (floor_fraction > 1.05 && floor_fraction * options_.roofline_slack <= 1.0)
     log::warn("{} at shape '{}' ran at {:.0f}% of the measured roofline: the hardware profile ({:.1f} GB/s, {:.1f} GFLOP/s) "
               "looks low; measure it again on an idle machine with 'kevolve doctor --remeasure'",
-              op_.name, ps.inst.shape_name, rp.fraction * 100, hw_.peak_bandwidth_gbs, hw_.peak_gflops_fp32);
-  const double floor_s = place_on_roofline(hw_, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
+              op_.name, ps.inst.shape_name, floor_fraction * 100, hw_.peak_bandwidth_gbs, hw_.peak_gflops_fp32);
   if (sv.candidate.median_s < options_.roofline_slack * floor_s) {
     sv.result = status::suspicious;
     sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +

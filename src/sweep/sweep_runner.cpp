@@ -218,7 +218,9 @@ expected<void> sweep_runner::run_task(size_t index) {
     p.last = "node " + std::to_string(child) + " (" + engine->nodes().at(child).origin + "): " + eval::to_string(v->result) +
              (v->ok() ? " " + std::to_string(v->fitness).substr(0, 5) + "x" : "");
     if (on_progress_) on_progress_(p);
-    if (seconds_since(last_checkpoint_) >= spec_.checkpoint_seconds) return checkpoint();
+    if (options_.stop_requested && options_.stop_requested()) interrupted_ = true;
+    const bool asked = options_.checkpoint_requested && options_.checkpoint_requested();
+    if (interrupted_ || asked || seconds_since(last_checkpoint_) >= spec_.checkpoint_seconds) return checkpoint();
     return {};
   };
 
@@ -261,11 +263,12 @@ expected<void> sweep_runner::run_task(size_t index) {
 
   for (search::node_id id : engine->pending_nodes())  // in flight at the last checkpoint
     if (auto r = grow(id); !r) return r;
-  while (!engine->finished(now())) {
+  while (!interrupted_ && !engine->finished(now())) {
     auto x = engine->next(now());
     if (!x) break;
     if (auto r = grow(x->child); !r) return r;
   }
+  if (interrupted_) return checkpoint();  // resumable: no stop reason
   task.stop_reason = engine->stopped(now());
   if (task.stop_reason.empty()) task.stop_reason = "nothing more to try";
   task.seconds_spent = now();
@@ -276,7 +279,7 @@ expected<store::sweep_record> sweep_runner::run() {
   started_ = last_checkpoint_ = std::chrono::steady_clock::now();
   if (auto r = prepare_record(); !r) return tl::unexpected(r.error());
   if (auto r = checkpoint(); !r) return tl::unexpected(r.error());
-  for (size_t i = 0; i < record_.tasks.size(); ++i)
+  for (size_t i = 0; i < record_.tasks.size() && !interrupted_; ++i)
     if (auto r = run_task(i); !r) {
       // Keep what was done; the error still ends the sweep.
       if (auto c = checkpoint(); !c) log::error("final checkpoint failed: {}", c.error().message);

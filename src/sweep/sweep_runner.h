@@ -25,6 +25,9 @@ struct run_options {
   std::filesystem::path store;                 // where checkpoints go
   bool resume = false;                         // continue the sweep in `store`
   std::vector<std::filesystem::path> seed_from;  // stores whose best kernels start each task
+  // Polled after every evaluation: checkpoint now / checkpoint and stop.
+  std::function<bool()> checkpoint_requested;
+  std::function<bool()> stop_requested;
 };
 
 // What the runner reports as it goes (progress display, logs).
@@ -47,6 +50,9 @@ class sweep_runner {
   // The finished sweep; errors are operational (a broken operator, an
   // unreadable or incompatible store, a failed checkpoint).
   expected<store::sweep_record> run();
+  // True when run() returned early because stop_requested() said so; the
+  // store then holds everything done so far.
+  bool interrupted() const { return interrupted_; }
 
  private:
   expected<void> prepare_record();
@@ -68,6 +74,7 @@ class sweep_runner {
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point last_checkpoint_;
   int64_t sweep_evaluations_ = 0;
+  bool interrupted_ = false;
 };
 
 }  // namespace kevolve::sweep

@@ -129,6 +129,30 @@ class KilledAndResumed(unittest.TestCase):
                 self.assertEqual(evaluated, per_task, f"{task}: the sweep did not complete")
                 self.assertEqual(ids, list(range(len(ids))))
 
+    def test_sigterm_checkpoints_and_stops_and_the_sweep_resumes(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "term.yaml"
+            cfg.write_text(sweep_yaml(["ts_softmax", "ts_bias_gelu"], max_evaluations=12))
+            proc = subprocess.Popen([str(BIN), "run", str(cfg), "--store", "term.h5"], cwd=d,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            out = ""
+            while "evaluation 2/" not in out:  # stop it in the middle of the first task
+                line = proc.stdout.readline()
+                self.assertTrue(line, "kevolve run ended early: " + out)
+                out += line
+            proc.send_signal(signal.SIGTERM)
+            rest, err = proc.communicate(timeout=120)
+            out += rest
+            self.assertEqual(proc.returncode, 128 + signal.SIGTERM, out + err)
+            self.assertIn("--resume", out)
+            before = stored_nodes(Path(d) / "term.h5")
+            self.assertTrue(any(n for _, n in before.values()), "nothing was kept")
+            p = kevolve("run", cfg, "--resume", "term.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            for task, (ids, evaluated) in stored_nodes(Path(d) / "term.h5").items():
+                self.assertEqual(evaluated, 12, task)
+                self.assertGreaterEqual(evaluated, before.get(task, ([], 0))[1])
+
     def test_resume_refuses_missing_corrupt_and_incompatible_stores(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = Path(d) / "a.yaml"
