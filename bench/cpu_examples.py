@@ -59,6 +59,9 @@ def parse_args():
                    help="timing seconds per shape and side (kevolve --budget; also PyTorch's per-shape budget); default 0.4")
     p.add_argument("--json-out", default=os.path.join(ROOT, "bench", "results", "cpu_examples.json"),
                    help="where to write the JSON results (default bench/results/cpu_examples.json)")
+    p.add_argument("--kernel-dir", default=EXAMPLES_DIR,
+                   help="directory of <operator>.cpp kernels to compare (default: the shipped examples; "
+                        "bench/search_sweep.sh passes the best kernels of a sweep)")
     p.add_argument("--kevolve", default=os.path.join(ROOT, "build", "kevolve"), help="kevolve binary (default build/kevolve)")
     p.add_argument("--seed", type=int, default=1, help="seed of the PyTorch inputs (kevolve uses its own --seed 1)")
     p.add_argument("--no-malloc-tune", action="store_true",
@@ -784,7 +787,7 @@ def main():
         ob_threads, _ = openblas_threads()
 
     names = sorted(f[:-5] for f in os.listdir(OPS_DIR) if f.endswith(".yaml"))
-    names = [n for n in names if os.path.exists(os.path.join(EXAMPLES_DIR, n + ".cpp"))]
+    names = [n for n in names if os.path.exists(os.path.join(ARGS.kernel_dir, n + ".cpp"))]
     if ARGS.ops:
         want = [s.strip() for s in ARGS.ops.split(",") if s.strip()]
         unknown = [w for w in want if w not in names]
@@ -827,7 +830,7 @@ def main():
     results = []
     for name in names:
         spec = OpSpec(os.path.join(OPS_DIR, name + ".yaml"))
-        kernel = os.path.join(EXAMPLES_DIR, name + ".cpp")
+        kernel = os.path.join(ARGS.kernel_dir, name + ".cpp")
         impls = TORCH_IMPLS.get(name)
         print("\n== %s (variant %s) ==" % (name, spec.variant_name))
         sys.stdout.flush()
