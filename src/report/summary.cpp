@@ -1,5 +1,7 @@
 #include "report/summary.h"
 
+#include "report/text_table.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -79,16 +81,7 @@ double geomean(const std::vector<task_summary>& s) {
 }  // namespace
 
 std::string summary_text(const std::vector<task_summary>& s) {
-  const auto r = rows(s);
-  std::vector<size_t> w(r.front().size(), 0);
-  for (const auto& row : r)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
-  std::string out;
-  for (size_t k = 0; k < r.size(); ++k) {
-    for (size_t i = 0; i < r[k].size(); ++i) out += fmt::format("{:<{}}", r[k][i], w[i] + 2);
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += "\n";
-  }
+  std::string out = text_table(rows(s));
   int beaten = 0;
   for (const auto& t : s) beaten += t.best_speedup > 1.0;
   out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,

@@ -1,5 +1,7 @@
 #include "report/verdict_table.h"
 
+#include "report/text_table.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -14,27 +16,6 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
-namespace {
-
-std::string render(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w(rows.front().size(), 0);
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  std::string out;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    for (size_t i = 0; i < rows[k].size(); ++i) out += fmt::format("{:<{}}", rows[k][i], w[i] + 2);
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += "\n";
-    if (k == 0) {
-      size_t total = 0;
-      for (size_t x : w) total += x + 2;
-      out += std::string(total - 2, '-') + "\n";
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string verdict_table(const eval::verdict& v) {
   std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
@@ -55,7 +36,7 @@ std::string verdict_table(const eval::verdict& v) {
                       timed ? fmt::format("{:.1f}", s.achieved_gflops) : "-",
                       timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
     }
-    out += render(rows) + "\n";
+    out += text_table(rows) + "\n";
   }
   out += fmt::format("verdict: {}", eval::to_string(v.result));
   if (v.ok()) out += fmt::format(", fitness {:.3f} (geometric mean speedup over the baseline)", v.fitness);

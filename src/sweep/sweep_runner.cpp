@@ -56,6 +56,21 @@ void diagnostics_of(const store::task_record& t, search::node_id id, synth::cont
   item.roofline_fraction = std::max(0.0, worst);
 }
 
+// A checkpoint killed mid-write leaves <store>.tmp-<pid>; remove those whose
+// writer is gone (the store itself is always the last complete checkpoint).
+void remove_stale_temporaries(const fs::path& store) {
+  std::error_code ec;
+  const fs::path dir = store.has_parent_path() ? store.parent_path() : fs::path(".");
+  const std::string prefix = store.filename().string() + ".tmp-";
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (!fs::exists("/proc/" + pid, ec)) fs::remove(e.path(), ec);
+  }
+}
+
 }  // namespace
 
 sweep_runner::sweep_runner(spec::sweep_spec spec, run_options options, spec::hardware_profile hardware,
@@ -69,6 +84,7 @@ sweep_runner::sweep_runner(spec::sweep_spec spec, run_options options, spec::har
 expected<void> sweep_runner::prepare_record() {
   const std::string compat = spec::compatibility_text(spec_);
   std::error_code ec;
+  remove_stale_temporaries(options_.store);
   // Operators may be catalog names or YAML files of their own.
   for (const auto& entry : spec_.operators) {
     auto op = spec::find_operator(entry);

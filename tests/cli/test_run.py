@@ -96,6 +96,29 @@ class SmallSweep(unittest.TestCase):
             self.assertGreater(float(rows[0]["best_speedup"]), 1.0, rows)
 
 
+class WarmStart(unittest.TestCase):
+    def test_a_new_sweep_starts_from_the_best_kernels_of_earlier_stores(self):
+        with tempfile.TemporaryDirectory() as d:
+            first = Path(d) / "first.yaml"
+            first.write_text(sweep_yaml(["ts_softmax"], max_evaluations=5))
+            p = kevolve("run", first, "--store", "first.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            second = Path(d) / "second.yaml"
+            second.write_text(sweep_yaml(["ts_softmax"], max_evaluations=2, seed=9))
+            p = kevolve("run", second, "--store", "second.h5", "--seed-from", "first.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            with h5py.File(Path(d) / "first.h5", "r") as f1, h5py.File(Path(d) / "second.h5", "r") as f2:
+                n1, t1 = f1["tasks/0/nodes"][...], f1["tasks/0/text"][...]
+                n2, t2 = f2["tasks/0/nodes"][...], f2["tasks/0/text"][...]
+                ok = n1[(n1["status"] == 0) & (n1["id"] > 0)]
+                best = ok[ok["fitness"].argmax()]
+                code = lambda n, t: bytes(t[int(n["code_offset"]):int(n["code_offset"]) + int(n["code_length"])])
+                origin = lambda n, t: bytes(t[int(n["origin_offset"]):int(n["origin_offset"]) + int(n["origin_length"])])
+                self.assertEqual(origin(n2[1], t2), b"seed")
+                self.assertEqual(code(n2[1], t2), code(best, t1))
+                self.assertEqual(int(n2[1]["status"]), 0)
+
+
 class KilledAndResumed(unittest.TestCase):
     def test_every_resume_starts_from_an_intact_store_and_completes(self):
         ops = ["ts_softmax", "ts_bias_gelu"]
