@@ -54,7 +54,6 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
     return make_error(errc::subprocess_error, std::string("pipe: ") + std::strerror(errno));
 
   auto args = to_cstrings(argv);
-  std::vector<std::string> env_storage;
   std::vector<char*> envp;
   if (options.env) envp = to_cstrings(*options.env);
 

@@ -19,12 +19,6 @@ size_t tensors_bytes(const std::vector<spec::tensor_instance>& ts) {
   return n;
 }
 
-size_t tensors_bytes_as(const std::vector<spec::tensor_instance>& ts, bool fp64) {
-  size_t n = 0;
-  for (const auto& t : ts) n += size_t(t.numel()) * spec::dtype_size(fp64 ? reference_dtype(t.type) : t.type);
-  return n;
-}
-
 // Checksum of a large buffer, hashed in parallel chunks (same result for any
 // thread count).
 uint64_t checksum(const char* p, size_t n, uint64_t seed) {
@@ -126,7 +120,6 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
     ps.checksum.assign(size_t(sets), 0);
     d->problems_.push_back(std::move(ps));
   }
-  (void)tensors_bytes_as;
 
   auto a = shared_region::create("kevolve-inputs", d->plan_a_.size());
   auto b = shared_region::create("kevolve-baseline", d->plan_b_.size());

@@ -164,10 +164,8 @@ expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const
 abi_check check_candidate_library(const elf_report& elf) {
   abi_check c;
   bool has_kernel = false;
-  std::string extra;
   for (const auto& e : elf.exports) {
     if (e == "kevolve_kernel") has_kernel = true;
-    else extra += (extra.empty() ? "" : ", ") + e;
   }
   if (!has_kernel) {
     c.result = status::compile_failed;
@@ -196,7 +194,6 @@ abi_check check_candidate_library(const elf_report& elf) {
     c.reason = "runs code when the library is loaded (constructors or global objects)";
     return c;
   }
-  (void)extra;  // the version script makes extra exports impossible
   return c;
 }
 

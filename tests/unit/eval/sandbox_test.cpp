@@ -70,6 +70,13 @@ TEST_F(SandboxTest, FilesCannotBeWritten) {
   EXPECT_NE(::access("/tmp/kevolve-sandbox-probe", F_OK), 0);
 }
 
+TEST_F(SandboxTest, ExistingFilesCannotBeTruncatedOrAppended) {
+  const call_outcome out = run_kernel(
+      "int fa = open(\"/etc/hostname\", O_WRONLY | O_TRUNC); int fb = open(\"/etc/hostname\", O_WRONLY | O_APPEND);\n"
+      "int fc = openat(AT_FDCWD, \"/etc/hostname\", O_RDWR); return (fa >= 0 || fb >= 0 || fc >= 0) ? 9 : 0;");
+  EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc;
+}
+
 TEST_F(SandboxTest, SecretsDoNotReachTheKernel) {
   ::setenv("OPENAI_API_KEY", "sk-test-must-not-leak", 1);
   const call_outcome out = run_kernel("return std::getenv(\"OPENAI_API_KEY\") ? 9 : 0;");
