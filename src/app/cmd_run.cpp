@@ -1,40 +1,38 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
-
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <thread>
 
+#include "actors/runtime.h"
 #include "app/commands.h"
+#include "app/run_display.h"
 #include "common/fs.h"
-#include "eval/backends/cpu_probe.h"
 #include "report/summary.h"
 #include "spec/sweep_spec.h"
-#include "sweep/sweep_runner.h"
-#include "synth/factory.h"
+#include "sweep/evaluation_service.h"
+#include "sweep/scheduler.h"
+#include "transport/launch.h"
+#include "transport/mpi_transport.h"
 
 namespace kevolve::app {
 namespace fs = std::filesystem;
 
 namespace {
 
-// SIGUSR1: checkpoint now. SIGTERM, SIGINT: checkpoint and stop (Slurm sends
-// SIGTERM before a time limit or on preemption).
-volatile std::sig_atomic_t checkpoint_signal = 0;
-volatile std::sig_atomic_t stop_signal = 0;
-void on_checkpoint_signal(int) { checkpoint_signal = 1; }
-void on_stop_signal(int) { stop_signal = 1; }
+// SIGTERM, SIGINT, SIGUSR1 on any rank: rank 0 drains, writes a final
+// checkpoint and stops the job (Slurm sends SIGTERM on preemption and, with
+// --signal, SIGUSR1 before the time limit).
+std::atomic<int> received_signal{0};
+void on_signal(int signo) { received_signal = signo; }
 
 void install_signal_handlers() {
   struct sigaction sa = {};
-  sa.sa_handler = on_checkpoint_signal;
-  ::sigaction(SIGUSR1, &sa, nullptr);
-  sa.sa_handler = on_stop_signal;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = on_signal;
+  for (int s : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(s, &sa, nullptr);
 }
 
 std::string default_store(const fs::path& config) {
@@ -44,56 +42,36 @@ std::string default_store(const fs::path& config) {
   return config.stem().string() + "-" + buf + ".h5";
 }
 
-// A status line rewritten in place on a terminal; plain lines otherwise.
-void show_progress(const sweep::progress_event& p) {
-  static const bool tty = ::isatty(1);
-  const std::string line =
-      "task " + std::to_string(p.task + 1) + "/" + std::to_string(p.tasks) + " " + p.task_id + ": evaluation " +
-      std::to_string(p.evaluations) + (p.max_evaluations ? "/" + std::to_string(p.max_evaluations) : "") + ", best " +
-      (p.best_speedup > 0 ? std::to_string(p.best_speedup).substr(0, 5) + "x" : "-") + ", " +
-      std::to_string(p.evals_per_second).substr(0, 4) + " evaluations/s; " + p.last;
-  if (tty) std::printf("\r\033[K%s", line.c_str());
-  else std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
+std::shared_ptr<sweep::evaluation_service> real_service(int rank, const std::string&) {
+  return std::make_shared<sweep::task_evaluators>(rank);
 }
 
-}  // namespace
+// Ends this rank: MPI_Finalize with the others when all are alive, else
+// leave without it (Open MPI's finalize would wait for a hung rank forever).
+int leave(transport::mpi_transport* link, bool finalize, int status) {
+  std::fflush(nullptr);
+  if (!link) return status;
+  link->finalize(finalize);
+  if (!finalize) ::_exit(status);
+  return status;
+}
 
-int run_sweep(const cli::run_command& cmd) {
-  auto spec = spec::load_sweep(cmd.config);
-  if (!spec) return report_error(spec.error());
-  const int threads = spec->threads > 0 ? spec->threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  auto hw = eval::cpu_hardware_profile(threads, false);
-  if (!hw) return report_error(hw.error());
-  auto synthesizer = synth::make_synthesizer(spec->synthesizer);
-  if (!synthesizer) return report_error(synthesizer.error());
+int evaluator_main(const spec::sweep_spec& spec, const transport::launch_info& launch, transport::mpi_transport& link) {
+  actors::evaluator_run run;
+  run.link = &link;
+  run.launch = launch;
+  run.spec = &spec;
+  run.make_service = real_service;
+  run.signal = &received_signal;
+  const auto [status, finalize] = actors::run_evaluator_rank(run);
+  return leave(&link, finalize, status);
+}
 
-  sweep::run_options options;
-  options.resume = !cmd.resume.empty();
-  options.store = options.resume ? cmd.resume : !cmd.store.empty() ? cmd.store : default_store(cmd.config);
-  for (const auto& s : cmd.seed_from) options.seed_from.push_back(s);
-  install_signal_handlers();
-  options.checkpoint_requested = [] {
-    const bool asked = checkpoint_signal != 0;
-    checkpoint_signal = 0;
-    return asked;
-  };
-  options.stop_requested = [] { return stop_signal != 0; };
-  std::printf("sweep %s -> %s (%zu operators, %s)\n", cmd.config.c_str(), options.store.c_str(), spec->operators.size(),
-              options.resume ? "resumed" : "new");
-  sweep::sweep_runner runner(*spec, options, *hw, **synthesizer, show_progress);
-  auto record = runner.run();
-  if (::isatty(1)) std::printf("\n");
-  if (!record) return report_error(record.error());
-  if (runner.interrupted()) {
-    std::printf("stopped by a signal; everything so far is in %s: continue with\n  kevolve run %s --resume %s\n",
-                options.store.c_str(), cmd.config.c_str(), options.store.c_str());
-    return 128 + SIGTERM;
-  }
-
-  const auto summary = report::summarize(*record);
+int write_summaries(const store::sweep_record& record, const std::string& store) {
+  const auto summary = report::summarize(record);
   std::printf("\n%s", report::summary_text(summary).c_str());
-  const fs::path base = fs::path(options.store).replace_extension("");
+  print_rank_table(record);
+  const fs::path base = fs::path(store).replace_extension("");
   for (const auto& [ext, text] : {std::pair{".summary.md", report::summary_markdown(summary)},
                                   std::pair{".summary.csv", report::summary_csv(summary)}}) {
     const fs::path out = base.string() + ext;
@@ -101,6 +79,64 @@ int run_sweep(const cli::run_command& cmd) {
     std::printf("wrote %s\n", out.c_str());
   }
   return exit_ok;
+}
+
+}  // namespace
+
+int run_sweep(const cli::run_command& cmd) {
+  auto spec = spec::load_sweep(cmd.config);
+  if (!spec) return report_error(spec.error());
+  install_signal_handlers();
+  const transport::launch_info launch = transport::detect_launch();
+  std::unique_ptr<transport::mpi_transport> link;
+  if (launch.under_launcher) {
+    auto t = transport::mpi_transport::init();
+    if (!t) return report_error(t.error());
+    link = std::move(*t);
+  }
+  if (link && link->rank() != 0) return evaluator_main(*spec, launch, *link);
+
+  sweep::run_options options;
+  options.resume = !cmd.resume.empty();
+  options.store = options.resume ? cmd.resume : !cmd.store.empty() ? cmd.store : default_store(cmd.config);
+  for (const auto& s : cmd.seed_from) options.seed_from.push_back(s);
+  auto scheduler = sweep::scheduler::create(*spec, options);
+  if (!scheduler) {
+    const int code = report_error(scheduler.error());
+    if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
+    return leave(link.get(), true, code);
+  }
+  const int ranks = link ? link->size() : 1;
+  std::printf("sweep %s -> %s (%zu operators, %s, %s)\n", cmd.config.c_str(), options.store.c_str(), spec->operators.size(),
+              options.resume ? "resumed" : "new",
+              ranks > 1 ? (std::to_string(ranks - 1) + " evaluator ranks").c_str() : "one process");
+  std::fflush(stdout);
+
+  actors::coordinator_run run;
+  run.scheduler = std::move(*scheduler);
+  run.link = ranks > 1 ? link.get() : nullptr;
+  run.make_service = real_service;
+  run_display display;
+  run.on_progress = [&display](const sweep::coordinator& c) { display.progress(c); };
+  run.on_notice = [&display](const std::string& n) { display.notice(n); };
+  run.signal = &received_signal;
+  auto outcome = actors::run_coordinator(std::move(run));
+  display.end();
+  if (!outcome) return leave(link.get(), false, report_error(outcome.error()));
+
+  switch (outcome->how) {
+    case sweep::outcome::kind::completed:
+      return leave(link.get(), outcome->finalize, write_summaries(outcome->record, options.store.string()));
+    case sweep::outcome::kind::interrupted:
+      std::printf("stopped (%s); everything so far is in %s: continue with\n  kevolve run %s --resume %s\n",
+                  outcome->interrupted_by.c_str(), options.store.c_str(), cmd.config.c_str(), options.store.c_str());
+      return leave(link.get(), outcome->finalize, 128 + SIGTERM);
+    case sweep::outcome::kind::failed:
+      break;
+  }
+  const int code = report_error(outcome->failure);
+  std::fprintf(stderr, "what was done so far is in %s (continue with --resume once the cause is fixed)\n", options.store.c_str());
+  return leave(link.get(), outcome->finalize, code);
 }
 
 }  // namespace kevolve::app

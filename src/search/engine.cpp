@@ -85,10 +85,12 @@ void search_engine::set_code(node_id child, std::string origin, std::string code
   n.code = std::move(code);
 }
 
-void search_engine::record(node_id child, eval::status result, double fitness, const std::string& reason, double now) {
+void search_engine::record(node_id child, eval::status result, double fitness, const std::string& reason, double now,
+                           int rank) {
   node& n = tree_.at(child);
   assert(n.state == node_state::pending && "a verdict is recorded once per node");
   n.state = node_state::evaluated;
+  n.rank = rank;
   n.result = result;
   n.fitness = result == eval::status::ok ? fitness : 0.0;
   n.reason = reason;

@@ -60,7 +60,8 @@ class search_engine {
   // The synthesizer's output for a pending child.
   void set_code(node_id child, std::string origin, std::string code);
   // The evaluator's verdict for a pending child.
-  void record(node_id child, eval::status result, double fitness, const std::string& reason, double now);
+  // `rank`: who evaluated it (kept with the node).
+  void record(node_id child, eval::status result, double fitness, const std::string& reason, double now, int rank = -1);
 
   // "" while the search goes on, else why it stopped.
   std::string stopped(double now) const;

@@ -42,6 +42,7 @@ struct node {
   std::string reason;
   double created_s = 0.0;   // seconds since the search started
   double finished_s = 0.0;
+  int32_t rank = -1;        // the MPI rank that evaluated it (0 in one process)
   std::vector<node_id> children;
   // Statistics of the selection policies.
   int64_t visits = 0;

@@ -1,5 +1,6 @@
 #include "spec/sweep_spec.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/fs.h"
@@ -23,6 +24,80 @@ std::string compatibility_text(const sweep_spec& s) {
   return o.str();
 }
 
+namespace {
+
+// "3", "1-4" or "5-" (to the last rank).
+bool parse_rank_range(const std::string& text, rank_range& out) {
+  const auto dash = text.find('-');
+  auto number = [](const std::string& t, int& v) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoi(t);
+    return true;
+  };
+  if (dash == std::string::npos) {
+    if (!number(text, out.first)) return false;
+    out.last = out.first;
+  } else {
+    if (!number(text.substr(0, dash), out.first)) return false;
+    const std::string tail = text.substr(dash + 1);
+    out.last = -1;
+    if (!tail.empty() && !number(tail, out.last)) return false;
+  }
+  return out.first >= 1 && (out.last == -1 || out.last >= out.first);
+}
+
+void load_runtime(yaml_reader& r, const YAML::Node& root, runtime_spec& rt) {
+  YAML::Node node = r.child(root, "runtime", "runtime", false);
+  if (!node.IsDefined()) return;
+  r.reject_unknown_keys(node, {"ranks", "deadline_seconds", "silence_seconds", "heartbeat_seconds", "grace_seconds",
+                               "queue_depth", "hello_seconds"}, "runtime.");
+  struct field { const char* key; double* value; double min; };
+  double depth = rt.queue_depth;
+  for (const field& f : {field{"deadline_seconds", &rt.deadline_seconds, 1}, field{"silence_seconds", &rt.silence_seconds, 1},
+                         field{"heartbeat_seconds", &rt.heartbeat_seconds, 0.05}, field{"grace_seconds", &rt.grace_seconds, 1},
+                         field{"queue_depth", &depth, 1}, field{"hello_seconds", &rt.hello_seconds, 1}}) {
+    const std::string key = std::string("runtime.") + f.key;
+    if (auto v = r.number_value(node, f.key, key, false)) {
+      if (*v < f.min) r.fail(node[f.key], key, "must be at least " + std::to_string(f.min).substr(0, 4));
+      *f.value = *v;
+    }
+  }
+  rt.queue_depth = int(depth);
+  if (rt.silence_seconds <= 2 * rt.heartbeat_seconds)
+    r.fail(node, "runtime.silence_seconds", "must be more than twice runtime.heartbeat_seconds");
+  YAML::Node ranks = r.child(node, "ranks", "runtime.ranks", false);
+  if (!ranks.IsDefined()) return;
+  if (!ranks.IsSequence()) {
+    r.fail(ranks, "runtime.ranks", "must be a list of {ranks: \"1-4\", backend: cpu} entries");
+    return;
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string key = "runtime.ranks[" + std::to_string(i) + "]";
+    const YAML::Node e = ranks[i];
+    if (!e.IsMap()) {
+      r.fail(e, key, "must be a map {ranks: \"1-4\", backend: cpu}");
+      continue;
+    }
+    r.reject_unknown_keys(e, {"ranks", "backend"}, key + ".");
+    rank_range rr;
+    auto text = r.string_value(e, "ranks", key + ".ranks", true);
+    auto backend = r.string_value(e, "backend", key + ".backend", true);
+    if (text && !parse_rank_range(*text, rr))
+      r.fail(e["ranks"], key + ".ranks", "must be a rank (\"3\"), a range (\"1-4\") or an open range (\"5-\") of ranks >= 1, got \"" + *text + "\"");
+    if (!text || !backend) continue;
+    rr.backend = *backend;
+    rt.ranks.push_back(rr);
+  }
+}
+
+}  // namespace
+
+std::string backend_for_rank(const runtime_spec& r, int rank) {
+  for (const auto& rr : r.ranks)
+    if (rank >= rr.first && (rr.last == -1 || rank <= rr.last)) return rr.backend;
+  return "";
+}
+
 expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) return make_error(errc::not_found, file.string() + ": no such sweep file");
@@ -39,11 +114,23 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
   s.file = file;
   s.text = *text;
   if (!root.IsMap()) return make_error(errc::invalid_input, file.string() + ":1: the document must be a map");
-  r.reject_unknown_keys(root, {"sweep", "search", "evaluator", "checkpoint"}, "");
+  r.reject_unknown_keys(root, {"sweep", "search", "evaluator", "checkpoint", "runtime"}, "");
 
   YAML::Node sweep = r.child(root, "sweep", "sweep", true);
   if (sweep.IsDefined()) {
-    r.reject_unknown_keys(sweep, {"operators", "variants", "backends", "synthesizer", "seed"}, "sweep.");
+    r.reject_unknown_keys(sweep, {"operators", "variants", "backends", "synthesizer", "seed", "priorities"}, "sweep.");
+    if (YAML::Node pr = r.child(sweep, "priorities", "sweep.priorities", false); pr.IsDefined()) {
+      if (!pr.IsMap()) r.fail(pr, "sweep.priorities", "must map operator names to positive weights");
+      else
+        for (const auto& kv : pr) {
+          const std::string name = kv.first.as<std::string>();
+          const std::string key = "sweep.priorities." + name;
+          if (auto w = r.number_value(pr, name, key, true)) {
+            if (*w <= 0) r.fail(kv.second, key, "must be a positive weight");
+            s.priorities[name] = *w;
+          }
+        }
+    }
     YAML::Node ops = r.child(sweep, "operators", "sweep.operators", true);
     if (ops.IsScalar() && ops.Scalar() == "all") {
       auto catalog = load_catalog(default_operator_dir());
@@ -113,6 +200,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
     if (s.threads < 0 || s.budget_seconds <= 0 || s.timeout_ms <= 0 || s.trials < 1)
       r.fail(ev, "evaluator", "needs threads >= 0, budget > 0, timeout_ms > 0 and trials >= 1");
   }
+  load_runtime(r, root, s.runtime);
   YAML::Node cp = r.child(root, "checkpoint", "checkpoint", false);
   if (cp.IsDefined()) {
     r.reject_unknown_keys(cp, {"every_seconds"}, "checkpoint.");
@@ -121,6 +209,15 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
       s.checkpoint_seconds = *v;
     }
   }
+  for (const auto& [name, w] : s.priorities) {
+    bool known = false;
+    for (const auto& entry : s.operators)
+      if (auto op = find_operator(entry); op && op->name == name) known = true;
+    if (!known) r.fail(root["sweep"]["priorities"], "sweep.priorities." + name, "names an operator that is not in sweep.operators");
+  }
+  for (const auto& rr : s.runtime.ranks)
+    if (std::find(s.backends.begin(), s.backends.end(), rr.backend) == s.backends.end())
+      r.fail(root["runtime"]["ranks"], "runtime.ranks", "gives ranks backend '" + rr.backend + "', which is not in sweep.backends");
   if (!r.ok()) {
     std::string all;
     for (const auto& e : r.errors()) all += (all.empty() ? "" : "\n") + e;

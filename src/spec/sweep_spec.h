@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,24 @@
 #include "search/engine.h"
 
 namespace kevolve::spec {
+
+// Evaluator ranks [first, last] (last -1: to the end) serve `backend`.
+struct rank_range {
+  int first = 1;
+  int last = -1;
+  std::string backend;
+};
+
+// How the distributed runtime runs the sweep (`runtime:`).
+struct runtime_spec {
+  std::vector<rank_range> ranks;   // explicit rank map; empty: KEVOLVE_BACKEND or probing
+  double deadline_seconds = 900;   // an evaluation not answered by then goes elsewhere
+  double silence_seconds = 60;     // a rank not heard from for this long is retired
+  double heartbeat_seconds = 2;    // how often evaluator ranks report
+  double grace_seconds = 60;       // after a signal: final checkpoint and exit within this
+  int queue_depth = 2;             // requests held by one evaluator (running + waiting)
+  double hello_seconds = 120;      // how long rank 0 waits for every rank to say hello
+};
 
 struct sweep_spec {
   std::filesystem::path file;
@@ -27,7 +46,13 @@ struct sweep_spec {
   int trials = 3;
   // store
   double checkpoint_seconds = 30.0;
+  // fair share between tasks: operator name -> weight (default 1)
+  std::map<std::string, double> priorities;
+  runtime_spec runtime;
 };
+
+// The backend the rank map gives evaluator rank `rank`, or "" when it says nothing.
+std::string backend_for_rank(const runtime_spec& r, int rank);
 
 // Loads and validates a sweep file; errors say file:line: 'key' expectation.
 expected<sweep_spec> load_sweep(const std::filesystem::path& file);

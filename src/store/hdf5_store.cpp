@@ -77,8 +77,16 @@ std::string hdf5_message(const H5::Exception& e) {
 
 #define KEVOLVE_MEMBER(type, row, field, h5) type.insertMember(#field, HOFFSET(row, field), H5::PredType::h5)
 
-H5::CompType node_type() {
+// Columns of the `ranks` table counting verdicts by status (and "error":
+// evaluations that failed for operational reasons).
+constexpr int kRankStatusColumns = 9;
+constexpr const char* kRankStatusNames[kRankStatusColumns] = {
+    "ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped", "error"};
+
+// `with_rank`: schema 2 and later.
+H5::CompType node_type(bool with_rank = true) {
   H5::CompType t(sizeof(node_row));
+  if (with_rank) KEVOLVE_MEMBER(t, node_row, rank, NATIVE_INT32);
   KEVOLVE_MEMBER(t, node_row, id, NATIVE_INT64);
   KEVOLVE_MEMBER(t, node_row, parent, NATIVE_INT64);
   KEVOLVE_MEMBER(t, node_row, depth, NATIVE_INT32);
@@ -121,6 +129,44 @@ H5::CompType measurement_type() {
   KEVOLVE_MEMBER(t, measurement_row, bottleneck_offset, NATIVE_UINT64);
   KEVOLVE_MEMBER(t, measurement_row, bottleneck_length, NATIVE_UINT64);
   return t;
+}
+
+// The `ranks` table: one row per evaluator rank and session.
+struct rank_row {
+  int32_t session, rank;
+  char host[64], backend[16], state[16];
+  int64_t evaluations, deadline_misses, queue_depth;
+  double busy_seconds, uptime_seconds, cpu_seconds;
+  int64_t by_status[kRankStatusColumns];
+};
+
+H5::CompType rank_type() {
+  H5::CompType t(sizeof(rank_row));
+  KEVOLVE_MEMBER(t, rank_row, session, NATIVE_INT32);
+  KEVOLVE_MEMBER(t, rank_row, rank, NATIVE_INT32);
+  t.insertMember("host", HOFFSET(rank_row, host), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::host)));
+  t.insertMember("backend", HOFFSET(rank_row, backend), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::backend)));
+  t.insertMember("state", HOFFSET(rank_row, state), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::state)));
+  KEVOLVE_MEMBER(t, rank_row, evaluations, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, rank_row, deadline_misses, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, rank_row, queue_depth, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, rank_row, busy_seconds, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, rank_row, uptime_seconds, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, rank_row, cpu_seconds, NATIVE_DOUBLE);
+  for (int i = 0; i < kRankStatusColumns; ++i)
+    t.insertMember(kRankStatusNames[i], HOFFSET(rank_row, by_status) + sizeof(int64_t) * size_t(i), H5::PredType::NATIVE_INT64);
+  return t;
+}
+
+template <size_t N>
+void copy_fixed(char (&out)[N], const std::string& s) {
+  std::memset(out, 0, N);
+  std::memcpy(out, s.data(), std::min(N - 1, s.size()));
+}
+
+template <size_t N>
+std::string from_fixed(const char (&in)[N]) {
+  return std::string(in, strnlen(in, N));
 }
 
 #undef KEVOLVE_MEMBER
@@ -271,6 +317,28 @@ void write_file(const std::string& file, const sweep_record& r, const store_opti
     write_attribute(root, "task_count", H5::PredType::NATIVE_INT64, &task_count);
     H5::Group tasks = f.createGroup("/tasks");
     for (size_t i = 0; i < r.tasks.size(); ++i) write_task(tasks, i, r.tasks[i], options, step);
+    step = "/ranks";
+    std::vector<rank_row> rows;
+    for (const auto& k : r.ranks) {
+      rank_row w{};
+      w.session = k.session;
+      w.rank = k.rank;
+      copy_fixed(w.host, k.host);
+      copy_fixed(w.backend, k.backend);
+      copy_fixed(w.state, k.state);
+      w.evaluations = k.evaluations;
+      w.deadline_misses = k.deadline_misses;
+      w.queue_depth = k.queue_depth;
+      w.busy_seconds = k.busy_seconds;
+      w.uptime_seconds = k.uptime_seconds;
+      w.cpu_seconds = k.cpu_seconds;
+      for (int i = 0; i < kRankStatusColumns; ++i) {
+        const auto it = k.by_status.find(kRankStatusNames[i]);
+        w.by_status[i] = it == k.by_status.end() ? 0 : it->second;
+      }
+      rows.push_back(w);
+    }
+    write_table(root, "ranks", rank_type(), rank_type(), rows);
   }
   step = "closing the file";
   f.close();
@@ -394,7 +462,7 @@ class blob_reader {
   std::string window_;
 };
 
-task_record read_task(const H5::Group& tasks, int64_t index, std::string& step) {
+task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, std::string& step) {
   const std::string name = std::to_string(index);
   const std::string where = "/tasks/" + name;
   step = where;
@@ -415,7 +483,9 @@ task_record read_task(const H5::Group& tasks, int64_t index, std::string& step) 
 
   step = where + "/nodes";
   task_tables tables;
-  tables.nodes = read_table<node_row>(g, where, "nodes", node_type());
+  tables.nodes = read_table<node_row>(g, where, "nodes", node_type(version >= 2));
+  if (version < 2)
+    for (auto& n : tables.nodes) n.rank = -1;
   if (tables.nodes.empty()) fail(errc::invalid_input, where + "/nodes: no nodes, expected at least the root");
   step = where + "/context";
   require_link(g, where, "context", "dataset");
@@ -442,13 +512,13 @@ sweep_record read_file(const std::string& file, std::string& step) {
   step = "root attributes";
   int32_t version = 0;
   read_attribute(root, "/", "schema_version", H5::PredType::NATIVE_INT32, &version);
-  if (version != kSchemaVersion) {
+  if (version < kOldestReadableSchema || version > kSchemaVersion) {
     const std::string by = root.attrExists("kevolve_version") ? read_string_attribute(root, "/", "kevolve_version") : "";
     const std::string writer = by.empty() ? "another kevolve" : "kevolve " + by;
     fail(errc::invalid_input, "store schema_version is " + std::to_string(version) + ", expected " +
-                                  std::to_string(kSchemaVersion) + " (written by " + writer + ")");
+                                  std::to_string(kOldestReadableSchema) + " to " + std::to_string(kSchemaVersion) +
+                                  " (written by " + writer + ")");
   }
-  r.schema_version = version;
   r.kevolve_version = read_string_attribute(root, "/", "kevolve_version");
   r.config_yaml = read_string_attribute(root, "/", "config_yaml");
   r.config_hash = read_string_attribute(root, "/", "config_hash");
@@ -458,7 +528,28 @@ sweep_record read_file(const std::string& file, std::string& step) {
   if (task_count < 0) fail(errc::invalid_input, "/: attribute 'task_count' is negative");
   require_link(root, "/", "tasks", "group");
   H5::Group tasks = f.openGroup("/tasks");
-  for (int64_t i = 0; i < task_count; ++i) r.tasks.push_back(read_task(tasks, i, step));
+  for (int64_t i = 0; i < task_count; ++i) r.tasks.push_back(read_task(tasks, i, version, step));
+  if (version >= 2) {
+    step = "/ranks";
+    for (const rank_row& w : read_table<rank_row>(root, "", "ranks", rank_type())) {
+      rank_record k;
+      k.session = w.session;
+      k.rank = w.rank;
+      k.host = from_fixed(w.host);
+      k.backend = from_fixed(w.backend);
+      k.state = from_fixed(w.state);
+      k.evaluations = w.evaluations;
+      k.deadline_misses = w.deadline_misses;
+      k.queue_depth = int32_t(w.queue_depth);
+      k.busy_seconds = w.busy_seconds;
+      k.uptime_seconds = w.uptime_seconds;
+      k.cpu_seconds = w.cpu_seconds;
+      for (int i = 0; i < kRankStatusColumns; ++i)
+        if (w.by_status[i]) k.by_status[kRankStatusNames[i]] = w.by_status[i];
+      r.ranks.push_back(std::move(k));
+    }
+  }
+  r.schema_version = kSchemaVersion;  // what it becomes when written back
   return r;
 }
 

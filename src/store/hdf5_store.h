@@ -2,10 +2,10 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 1 (also in src/store/README.md):
+// Layout, schema_version 2 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          kSchemaVersion; anything else is refused
+//     schema_version   int32          2; 1 is read too (no node ranks, no /ranks)
 //     kevolve_version  string         (all strings: scalar, variable-length UTF-8)
 //     config_yaml      string         the sweep's config, verbatim
 //     config_hash      string
@@ -19,7 +19,8 @@
 //     best_fitness     double
 //   /tasks/<i>/nodes          compound[n], row k is node k (row 0: the root):
 //     id, parent int64; depth, mode, state, status int32; fitness, created_s,
-//     finished_s double; visits int64; value_sum double;
+//     finished_s double; visits int64; value_sum double; rank int32 (the MPI
+//     rank that evaluated it, -1 unknown);
 //     code_offset, code_length, origin_offset, origin_length,
 //     reason_offset, reason_length        uint64, byte ranges into `text`
 //     context_offset, context_length      uint64, element range into `context`
@@ -40,6 +41,12 @@
 //     achieved_gbs, achieved_gflops, roofline_fraction double;
 //     shape_offset, shape_length, status_offset, status_length,
 //     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`).
+//   /ranks                    compound[k], one row per evaluator rank and session
+//     (0 = the first run, +1 per --resume): session, rank int32; host string[64],
+//     backend string[16], state string[16] (active, suspect, retired, finished);
+//     evaluations, deadline_misses, queue_depth int64; busy_seconds,
+//     uptime_seconds, cpu_seconds double; then one int64 column per verdict
+//     status (ok ... skipped) and `error` (operational failures).
 //
 // Compound datasets are stored packed and contiguous. `text` is contiguous
 // unless store_options::text_deflate > 0 (then chunked, 1 MiB, deflate).

@@ -32,6 +32,7 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     w.fitness = n.fitness;
     w.created_s = n.created_s;
     w.finished_s = n.finished_s;
+    w.rank = n.rank;
     w.visits = n.visits;
     w.value_sum = n.value_sum;
     w.code_offset = append_text(n.code);
@@ -111,6 +112,7 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
     n.fitness = w.fitness;
     n.created_s = w.created_s;
     n.finished_s = w.finished_s;
+    n.rank = w.rank;
     n.visits = w.visits;
     n.value_sum = w.value_sum;
     if (!text.get(w.code_offset, w.code_length, owner + " code", n.code, error) ||

@@ -20,6 +20,7 @@ struct node_row {
   double fitness, created_s, finished_s;
   int64_t visits;
   double value_sum;
+  int32_t rank;
   uint64_t code_offset, code_length, origin_offset, origin_length, reason_offset, reason_length;
   uint64_t context_offset, context_length;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,10 @@
 
 namespace kevolve::store {
 
-constexpr int kSchemaVersion = 1;
+// 2: nodes gain `rank`, the store gains the `ranks` table. Version 1 stores
+// are still read (ranks unknown: -1, no rank table).
+constexpr int kSchemaVersion = 2;
+constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
 struct shape_measurement {
@@ -44,6 +48,22 @@ struct task_record {
   std::vector<shape_measurement> measurements;
 };
 
+// What one rank did in one session (a run or a resumed run) of the sweep.
+struct rank_record {
+  int32_t session = 0;  // 0 for the first run, +1 per --resume
+  int32_t rank = 0;
+  std::string host;
+  std::string backend;
+  std::string state = "active";  // active | suspect | retired | finished
+  int64_t evaluations = 0;
+  std::map<std::string, int64_t> by_status;  // verdict statuses, and "error"
+  int64_t deadline_misses = 0;
+  double busy_seconds = 0.0;  // evaluating
+  double uptime_seconds = 0.0;
+  int32_t queue_depth = 0;  // requests waiting on the rank at the last report
+  double cpu_seconds = 0.0;  // of the rank's own process
+};
+
 struct sweep_record {
   int schema_version = kSchemaVersion;
   std::string kevolve_version;
@@ -51,6 +71,7 @@ struct sweep_record {
   std::string config_hash;  // of what decides compatibility on resume
   std::string created_at;   // ISO 8601 UTC
   std::vector<task_record> tasks;
+  std::vector<rank_record> ranks;  // every session's evaluator ranks
 };
 
 }  // namespace kevolve::store

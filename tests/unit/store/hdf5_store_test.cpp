@@ -162,7 +162,8 @@ TEST(Hdf5Store, OtherSchemaVersionIsRefusedWithFoundAndExpected) {
   write_ok(p, make_record());
   ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", kSchemaVersion + 1).has_value());
   expect_refused(p, errc::invalid_input,
-                 {"schema_version is " + std::to_string(kSchemaVersion + 1), "expected " + std::to_string(kSchemaVersion)});
+                 {"schema_version is " + std::to_string(kSchemaVersion + 1),
+                  "expected " + std::to_string(kOldestReadableSchema) + " to " + std::to_string(kSchemaVersion)});
 
   sweep_record future = make_record();
   future.schema_version = kSchemaVersion + 1;
@@ -282,5 +283,48 @@ TEST(Hdf5Store, FailedWriteNamesThePathAndRemovesTheTemporaryFile) {
   EXPECT_NE(w.error().message.find("file/sweep.h5"), std::string::npos) << w.error().message;
 }
 
+// A store written by kevolve 0.1 before nodes had ranks (schema_version 1,
+// tests/data/stores/schema1.h5) still reads: ranks unknown, no rank table.
+TEST(Hdf5Store, SchemaVersionOneStoresStillRead) {
+  const fs::path p = fs::path(KEVOLVE_TEST_SOURCE_DIR) / "tests/data/stores/schema1.h5";
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->tasks.size(), 1u);
+  EXPECT_EQ(r->tasks[0].search.nodes.size(), 3u);
+  EXPECT_TRUE(r->ranks.empty());
+  for (const auto& n : r->tasks[0].search.nodes.nodes()) EXPECT_EQ(n.rank, -1);
+  EXPECT_EQ(r->schema_version, kSchemaVersion);  // what a checkpoint writes back
+}
+
+TEST(Hdf5Store, RankTableAndNodeRanksRoundTrip) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "sweep.h5";
+  sweep_record rec = make_record();
+  rec.tasks[0].search.nodes.at(1).rank = 7;
+  rank_record k;
+  k.session = 1;
+  k.rank = 7;
+  k.host = std::string(100, 'h');  // longer than the column: cut, not overflowing
+  k.backend = "cpu";
+  k.state = "retired";
+  k.evaluations = 12;
+  k.by_status = {{"ok", 9}, {"timeout", 2}, {"error", 1}};
+  k.busy_seconds = 3.5;
+  k.cpu_seconds = 0.25;
+  rec.ranks.push_back(k);
+  write_ok(p, rec);
+  auto back = read_store(p);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->tasks[0].search.nodes.at(1).rank, 7);
+  ASSERT_EQ(back->ranks.size(), 1u);
+  const rank_record& b = back->ranks[0];
+  EXPECT_EQ(b.session, 1);
+  EXPECT_EQ(b.host, std::string(63, 'h'));
+  EXPECT_EQ(b.state, "retired");
+  EXPECT_EQ(b.by_status, k.by_status);
+  EXPECT_EQ(b.busy_seconds, 3.5);
+}
+
 }  // namespace
 }  // namespace kevolve::store
+

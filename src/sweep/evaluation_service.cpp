@@ -1,0 +1,109 @@
+#include "sweep/evaluation_service.h"
+
+#include <chrono>
+#include <thread>
+
+#include "eval/backends/cpu_probe.h"
+#include "eval/evaluator.h"
+#include "spec/operator_loader.h"
+
+namespace kevolve::sweep {
+
+expected<void> probe_backend(const std::string& backend) {
+  if (backend == "cpu") return {};
+  return make_error(errc::toolchain_error, "this build of kevolve cannot evaluate backend '" + backend + "' (available: cpu)");
+}
+
+struct task_evaluators::entry {
+  std::string key;  // task id + operator hash + settings
+  std::unique_ptr<eval::evaluator> evaluator;
+};
+
+task_evaluators::task_evaluators(int rank, size_t cache_size) : rank_(rank), cache_size_(std::max<size_t>(1, cache_size)) {}
+task_evaluators::~task_evaluators() = default;
+
+expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_request& r) {
+  const eval_settings& s = r.settings;
+  const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
+                          "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed);
+  for (auto it = cache_.begin(); it != cache_.end(); ++it)
+    if ((*it)->key == key) {
+      cache_.splice(cache_.begin(), cache_, it);
+      return cache_.front().get();
+    }
+  auto op = spec::find_operator(r.op_source);
+  if (!op) return tl::unexpected(op.error());
+  if (operator_files_hash(*op) != r.op_hash)
+    return make_error(errc::invalid_input, "operator '" + r.op_source + "' differs between rank 0 and rank " +
+                                               std::to_string(rank_) + ": every node must see the same operator files");
+  const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  auto hw = hardware_.find(threads);
+  if (hw == hardware_.end()) {
+    auto profile = eval::cpu_hardware_profile(threads, false);
+    if (!profile) return tl::unexpected(profile.error());
+    hw = hardware_.emplace(threads, std::move(*profile)).first;
+  }
+  eval::evaluator_options eo;
+  eo.threads = s.threads;
+  eo.seed = s.seed;
+  eo.time_budget_seconds = s.budget_seconds;
+  eo.call_timeout = std::chrono::milliseconds(s.timeout_ms);
+  eo.verify_trials = s.trials;
+  // Free the least recently used evaluator before building a new one: each
+  // may hold gigabytes of inputs.
+  while (cache_.size() >= cache_size_) cache_.pop_back();
+  auto ev = eval::evaluator::create(*op, r.variant, eo, hw->second);
+  if (!ev) return tl::unexpected(ev.error());
+  auto e = std::make_unique<entry>();
+  e->key = key;
+  e->evaluator = std::move(*ev);
+  cache_.push_front(std::move(e));
+  return cache_.front().get();
+}
+
+eval_result task_evaluators::evaluate(const eval_request& request) {
+  const auto start = std::chrono::steady_clock::now();
+  eval_result out;
+  out.id = request.id;
+  out.rank = rank_;
+  auto finish = [&] {
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+  auto e = evaluator_for(request);
+  if (!e) {
+    out.error = e.error().message;
+    return finish();
+  }
+  auto v = (*e)->evaluator->evaluate(request.code);
+  if (!v) {
+    out.error = v.error().message;
+    return finish();
+  }
+  out.status = eval::to_string(v->result);
+  out.fitness = v->fitness;
+  out.reason = v->reason;
+  if (v->result == eval::status::compile_failed) out.reason += "\n" + v->compile.diagnostics.substr(0, 4000);
+  out.baseline = (*e)->evaluator->baseline_name();
+  for (const auto& s : v->shapes) {
+    store::shape_measurement m;
+    m.node = request.node;
+    m.shape = s.shape;
+    m.holdout = s.holdout;
+    m.status = eval::to_string(s.result);
+    m.max_abs_error = s.max_abs_error;
+    m.candidate_median_s = s.candidate.median_s;
+    m.candidate_p10_s = s.candidate.p10_s;
+    m.candidate_p90_s = s.candidate.p90_s;
+    m.baseline_median_s = s.baseline.median_s;
+    m.speedup = s.speedup;
+    m.achieved_gbs = s.achieved_gbs;
+    m.achieved_gflops = s.achieved_gflops;
+    m.roofline_fraction = s.roofline_fraction;
+    m.bottleneck = s.bottleneck;
+    out.shapes.push_back(std::move(m));
+  }
+  return finish();
+}
+
+}  // namespace kevolve::sweep

@@ -1,0 +1,51 @@
+// What an evaluator rank does with a request: load the task's operator,
+// build (or reuse) the task's evaluator and turn the candidate into a result.
+// A plain class behind an interface, so the runtime can be driven by other
+// services (the benchmark's fixed-time one) and tested without kernels.
+#pragma once
+
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/error.h"
+#include "spec/hardware_profile.h"
+#include "sweep/work.h"
+
+namespace kevolve::eval {
+class evaluator;
+}
+
+namespace kevolve::sweep {
+
+class evaluation_service {
+ public:
+  virtual ~evaluation_service() = default;
+  // Never throws; operational failures go into eval_result::error.
+  virtual eval_result evaluate(const eval_request& request) = 0;
+};
+
+// Whether this process can evaluate `backend` (compilers, devices); the
+// error says what is missing.
+expected<void> probe_backend(const std::string& backend);
+
+// The real service: one eval::evaluator per task, the most recently used
+// `cache_size` kept (each holds its task's inputs and reference outputs).
+class task_evaluators final : public evaluation_service {
+ public:
+  task_evaluators(int rank, size_t cache_size = 2);
+  ~task_evaluators() override;
+  eval_result evaluate(const eval_request& request) override;
+
+ private:
+  struct entry;
+  expected<entry*> evaluator_for(const eval_request& request);
+
+  int rank_;
+  size_t cache_size_;
+  std::list<std::unique_ptr<entry>> cache_;  // most recent first
+  std::map<int, spec::hardware_profile> hardware_;  // by thread count
+};
+
+}  // namespace kevolve::sweep

@@ -1,0 +1,73 @@
+// What travels between the coordinator and the evaluators: a candidate to
+// evaluate and its verdict, in plain data (the actors give them inspect()
+// functions for CAF and the MPI codec). Also what a rank says about itself.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spec/operator_spec.h"
+#include "store/sweep_record.h"
+
+namespace kevolve::sweep {
+
+// How candidates of a task are evaluated (from the sweep's `evaluator:`).
+struct eval_settings {
+  int threads = 0;
+  double budget_seconds = 0.2;
+  int timeout_ms = 10000;
+  int trials = 3;
+  uint64_t seed = 1;
+};
+
+struct eval_request {
+  uint64_t id = 0;        // unique within one run of the coordinator
+  std::string task_id;    // "<operator>/<variant>/<backend>"
+  std::string op_source;  // the operator: a catalog name or a YAML path (shared file system)
+  std::string op_hash;    // of the operator's files as the coordinator read them
+  std::string variant;
+  std::string backend;
+  eval_settings settings;
+  int64_t node = -1;
+  std::string code;
+};
+
+struct eval_result {
+  uint64_t id = 0;
+  int32_t rank = 0;
+  std::string error;  // an operational failure on the evaluator (not the candidate's fault)
+  std::string status;  // eval::to_string(status)
+  double fitness = 0.0;
+  std::string reason;
+  std::string baseline;  // the baseline's display name
+  std::vector<store::shape_measurement> shapes;
+  double seconds = 0.0;  // wall time of the evaluation on the rank
+};
+
+// An evaluator rank introduces itself; `error` when it cannot serve.
+struct rank_hello {
+  int32_t rank = 0;
+  std::string host;
+  int32_t pid = 0;
+  int32_t local_rank = 0;
+  std::string backend;
+  std::string error;
+  std::string kevolve_version;
+};
+
+// Sent to an evaluator rank once every rank has said hello.
+struct rank_start {
+  int32_t device_index = -1;  // which GPU of the node it owns (-1: none)
+};
+
+// What a rank reports about itself, periodically and at the end (kept in
+// the store's `ranks` table).
+using rank_stats = store::rank_record;
+
+// Hash of an operator's YAML, reference and baseline files: coordinator and
+// evaluators compare it, so that nodes with different copies refuse to work.
+std::string operator_files_hash(const spec::operator_spec& op);
+
+}  // namespace kevolve::sweep
