@@ -11,6 +11,7 @@
 #include "app/commands.h"
 #include "common/fs.h"
 #include "eval/backends/cpu_probe.h"
+#include "report/sparkline.h"
 #include "report/summary.h"
 #include "spec/sweep_spec.h"
 #include "sweep/sweep_runner.h"
@@ -44,14 +45,22 @@ std::string default_store(const fs::path& config) {
   return config.stem().string() + "-" + buf + ".h5";
 }
 
-// A status line rewritten in place on a terminal; plain lines otherwise.
+// A status line rewritten in place on a terminal (each task's last one kept);
+// plain lines otherwise. A sparkline shows the task's best over evaluations.
 void show_progress(const sweep::progress_event& p) {
   static const bool tty = ::isatty(1);
+  static std::vector<std::vector<double>> best(p.tasks);
+  static size_t last_task = p.task;
+  best.resize(std::max(best.size(), p.tasks));
+  best[p.task].push_back(p.best_speedup);
   const std::string line =
       "task " + std::to_string(p.task + 1) + "/" + std::to_string(p.tasks) + " " + p.task_id + ": evaluation " +
       std::to_string(p.evaluations) + (p.max_evaluations ? "/" + std::to_string(p.max_evaluations) : "") + ", best " +
-      (p.best_speedup > 0 ? std::to_string(p.best_speedup).substr(0, 5) + "x" : "-") + ", " +
-      std::to_string(p.evals_per_second).substr(0, 4) + " evaluations/s; " + p.last;
+      (p.best_speedup > 0 ? std::to_string(p.best_speedup).substr(0, 5) + "x" : "-") + " " +
+      report::sparkline(best[p.task], 24) + ", " + std::to_string(p.evals_per_second).substr(0, 4) + " evaluations/s; " +
+      p.last;
+  if (tty && p.task != last_task) std::printf("\n");
+  last_task = p.task;
   if (tty) std::printf("\r\033[K%s", line.c_str());
   else std::printf("%s\n", line.c_str());
   std::fflush(stdout);

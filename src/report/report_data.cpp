@@ -124,7 +124,7 @@ std::string reason_pattern(const std::string& reason) {
     const auto c = static_cast<unsigned char>(line[i]);
     const bool starts_number = std::isdigit(c) || ((c == '-' || c == '.') && i + 1 < line.size() &&
                                                    std::isdigit(static_cast<unsigned char>(line[i + 1])));
-    const bool in_word = i > 0 && (std::isalpha(static_cast<unsigned char>(line[i - 1])) || line[i - 1] == '_');
+    const bool in_word = i > 0 && (std::isalnum(static_cast<unsigned char>(line[i - 1])) || line[i - 1] == '_');
     if (starts_number && !in_word) {  // 0.31, -2, 1e-05, 0x1f; but not the 2 of "fp32" or "x86_64"
       ++i;
       while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '.' ||
