@@ -122,7 +122,7 @@
       let depth = 1, total = perDepth[0] + (perDepth[1] || 0);
       while (depth + 1 < perDepth.length && total + perDepth[depth + 1] <= AUTO_COLLAPSE) total += perDepth[++depth];
       for (let i = 0; i < n; i++)
-        if (t.nodes.depth[i] === depth && kids[i].length && !onBest[i]) collapsed[i] = 1;
+        if (t.nodes.depth[i] >= depth && kids[i].length && !onBest[i]) collapsed[i] = 1;
     }
     return { t, kids, size, cat, maxFit, onBest, collapsed, hidden: {}, scale: 1, selected: -1, svg: null };
   }
@@ -275,17 +275,20 @@
     drawTree(m);
   }
 
+  function scrollToNode(m, i) {
+    const c = m.view.querySelector('circle[data-id="' + i + '"]');
+    if (!c) return;
+    const box = m.view.getBoundingClientRect(), r = c.getBoundingClientRect();
+    m.view.scrollLeft += r.left - box.left - box.width / 2;
+    m.view.scrollTop += r.top - box.top - box.height / 3;
+  }
+
   function revealNode(m, i) {
     for (let p = m.t.nodes.parent[i]; p >= 0; p = p === 0 ? -1 : m.t.nodes.parent[p]) m.collapsed[p] = 0;
     m.hidden[m.cat[i]] = false;
     m.filters.querySelectorAll('input[data-category="' + m.cat[i] + '"]').forEach((c) => { c.checked = true; });
     showNode(m, i);
-    const c = m.view.querySelector('circle[data-id="' + i + '"]');
-    if (c) {
-      const box = m.view.getBoundingClientRect(), r = c.getBoundingClientRect();
-      m.view.scrollLeft += r.left - box.left - box.width / 2;
-      m.view.scrollTop += r.top - box.top - box.height / 2;
-    }
+    scrollToNode(m, i);
   }
 
   // ---------- charts ----------
@@ -456,6 +459,7 @@
     m.status = body.querySelector('.tree-status');
     m.filters = body.querySelector('.filters');
     drawTree(m);
+    if (t.best_node >= 0) scrollToNode(m, t.best_node);
     const tip = document.getElementById('kv-tooltip');
     m.view.addEventListener('mouseover', (e) => {
       const c = e.target.closest('circle.node');
