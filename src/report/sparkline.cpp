@@ -17,15 +17,19 @@ std::string sparkline(const std::vector<double>& values, size_t width) {
       if (values[i] > m) m = values[i];
     shown[c] = m;
   }
-  const double top = *std::max_element(shown.begin(), shown.end());
+  double low = 0.0, top = 0.0;
+  for (double v : shown)
+    if (v > 0) {
+      low = low > 0 ? std::min(low, v) : v;
+      top = std::max(top, v);
+    }
   std::string out;
   for (double v : shown) {
-    if (!(v > 0) || !(top > 0)) {
+    if (!(v > 0)) {
       out += ' ';
       continue;
     }
-    // 8 levels: (0, 1/8] -> 0, ..., (7/8, 1] -> 7.
-    const int level = std::clamp(int(std::ceil(v / top * 8.0)) - 1, 0, 7);
+    const int level = top > low ? std::clamp(int(std::lround((v - low) / (top - low) * 7.0)), 0, 7) : 0;
     out += blocks[level];
   }
   return out;

@@ -168,7 +168,7 @@
     const t = m.t, v = visibleTree(m);
     const showLabels = v.order.length <= LABEL_LIMIT, dx = showLabels ? DX_LABELLED : DX;
     const px = (i) => PAD + v.x.get(i) * dx, py = (i) => PAD + t.nodes.depth[i] * DY;
-    const W = 2 * PAD + (v.width - 1) * dx, H = 2 * PAD + v.maxDepth * DY + 14;
+    const W = 2 * PAD + (v.width - 1) * dx + (showLabels ? 30 : 0), H = 2 * PAD + v.maxDepth * DY + 14;
     let edges = '', bestEdges = '', nodes = '', labels = '';
     for (const i of v.order) {
       const x = px(i), y = py(i);
