@@ -8,6 +8,9 @@
 namespace kevolve::report::assets {
 extern const char report_html[];
 extern const char report_css[];
+extern const char report_common_js[];
+extern const char report_tree_js[];
+extern const char report_charts_js[];
 extern const char report_js[];
 }  // namespace kevolve::report::assets
 
@@ -49,7 +52,8 @@ std::string html_report(const store::sweep_record& r, const std::string& store_n
       {"@KEVOLVE_STYLE@", assets::report_css},
       {"@KEVOLVE_DATA@", script_json(report_data(r, store_name))},
       {"@KEVOLVE_CODE@", script_json(report_code(r))},
-      {"@KEVOLVE_SCRIPT@", assets::report_js},
+      {"@KEVOLVE_SCRIPT@", std::string(assets::report_common_js) + assets::report_tree_js + assets::report_charts_js +
+                               assets::report_js},
   };
   // One pass over the template: inserted text is never searched for markers.
   const std::string_view page = assets::report_html;

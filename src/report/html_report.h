@@ -1,6 +1,7 @@
 // `kevolve report STORE --html OUT.html`: one self-contained page. The page
-// (src/report/html/: report.html, report.css, report.js) is compiled into the
-// binary; the data goes in as two JSON blocks:
+// (src/report/html/: report.html, report.css, and the script in four parts,
+// common.js, tree.js, charts.js, report.js, run in that order) is compiled
+// into the binary; the data goes in as two JSON blocks:
 //   <script type="application/json" id="kv-data">  report_data(): summary,
 //     trees (column arrays per node), measurements, failure groups, roofline
 //   <script type="application/json" id="kv-code">  report_code(): code and
