@@ -223,6 +223,16 @@ class SmallSweepReport(unittest.TestCase):
         self.assertIn(f"node {best} · ok · fitness {float(row['fitness']):.3f}x", tip)
         self.assertIn("of roofline", tip)
 
+    def test_bad_options_and_missing_stores_are_refused_and_nothing_is_written(self):
+        d = Path(self.dir.name)
+        p = subprocess.run([str(BIN), "report", "small.h5", "--csv", "--markdown"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--markdown and --csv", p.stderr)
+        p = subprocess.run([str(BIN), "report", "missing.h5", "--html", "missing.html"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("missing.h5", p.stderr)
+        self.assertFalse((d / "missing.html").exists())
+
     def test_the_charts_show_every_evaluation_and_the_best_kernel_on_the_roofline(self):
         for k, task in enumerate(self.tasks):
             want = expected_summary(task)
