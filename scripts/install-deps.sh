@@ -22,6 +22,8 @@ packages=(
   libopenblas-dev libdnnl-dev
   # benchmarks and store checks: Debian's PyTorch, h5py and NumPy
   python3 python3-numpy python3-h5py python3-torch
+  # the HTML report's test renders it headless
+  chromium
 )
 
 missing=()

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "report/sparkline.h"
+
 namespace kevolve::app {
 namespace {
 
@@ -26,17 +28,22 @@ run_display::run_display() : tty_(::isatty(1)), started_(std::chrono::steady_clo
 
 void run_display::progress(const sweep::coordinator& c) {
   const sweep::progress_event& p = c.progress();
+  std::vector<double>& best = best_[p.task];
+  best.push_back(p.best_speedup);
   const std::string line =
       "task " + std::to_string(p.task + 1) + "/" + std::to_string(p.tasks) + " " + p.task_id + ": evaluation " +
       std::to_string(p.evaluations) + (p.max_evaluations ? "/" + std::to_string(p.max_evaluations) : "") + ", best " +
-      (p.best_speedup > 0 ? short_number(p.best_speedup) + "x" : "-") + ", " + short_number(p.evals_per_second, 4) +
+      (p.best_speedup > 0 ? short_number(p.best_speedup) + "x" : "-") + " " + report::sparkline(best, 24) + ", " +
+      short_number(p.evals_per_second, 4) +
       " evaluations/s, " + std::to_string(p.tasks_done) + "/" + std::to_string(p.tasks) + " tasks done; " + p.last;
   if (tty_) {
+    if (open_line_ && p.task != last_task_) std::printf("\n");
     std::printf("\r\033[K%s", line.c_str());
     open_line_ = true;
   } else {
     std::printf("%s\n", line.c_str());
   }
+  last_task_ = p.task;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_ranks_ >= std::chrono::seconds(10)) {
     last_ranks_ = now;

@@ -15,7 +15,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run      run a sweep from YAML (kevolve run CONFIG [--store PATH | --resume STORE])\n"
-    "  report   print the summary of a sweep's store (kevolve report STORE)\n"
+    "  report   the summary of a sweep's store (kevolve report STORE [--markdown | --csv] [--html OUT.html])\n"
     "  eval     evaluate one kernel file against one operator\n"
     "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
     "  doctor   report what this machine has and measure its roofline\n"
@@ -88,18 +88,25 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
     }
     if (cl.command == "report") {
       po::options_description d("kevolve report options");
-      d.add_options()("help,h", "show help")("store", po::value<std::string>(&cl.report.store), "a sweep's store");
+      d.add_options()("help,h", "show help")("store", po::value<std::string>(&cl.report.store), "a sweep's store")(
+          "html", po::value<std::string>(&cl.report.html), "write a self-contained HTML report to this file")(
+          "markdown", po::bool_switch(&cl.report.markdown), "print the summary as Markdown")(
+          "csv", po::bool_switch(&cl.report.csv), "print the summary as CSV");
       po::positional_options_description p;
       p.add("store", 1);
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve report STORE");
+        cl.help_text = render(d, "usage: kevolve report STORE [--markdown | --csv] [--html OUT.html]");
         return cl;
       }
       po::variables_map rvm;
       po::store(po::command_line_parser(rest).options(d).positional(p).run(), rvm);
       po::notify(rvm);
       if (cl.report.store.empty()) return make_error(errc::invalid_input, "report: expected a store (kevolve report STORE)");
+      if (cl.report.markdown && cl.report.csv)
+        return make_error(errc::invalid_input, "report: --markdown and --csv both choose the summary's format; give one");
+      if (rvm.count("html") && cl.report.html.empty())
+        return make_error(errc::invalid_input, "report: --html expects the path of the HTML file to write");
       return cl;
     }
     if (cl.command == "eval") {

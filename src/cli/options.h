@@ -38,6 +38,9 @@ struct run_command {
 
 struct report_command {
   std::string store;
+  std::string html;       // write the HTML report here
+  bool markdown = false;  // print the summary as Markdown instead of text
+  bool csv = false;       // print the summary as CSV instead of text
 };
 
 struct doctor_command {

@@ -67,7 +67,9 @@ std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
   return r;
 }
 
-double geomean(const std::vector<task_summary>& s) {
+}  // namespace
+
+double geomean_best_speedup(const std::vector<task_summary>& s) {
   double sum = 0;
   int n = 0;
   for (const auto& t : s)
@@ -78,14 +80,12 @@ double geomean(const std::vector<task_summary>& s) {
   return n ? std::exp(sum / n) : 0.0;
 }
 
-}  // namespace
-
 std::string summary_text(const std::vector<task_summary>& s) {
   std::string out = text_table(rows(s));
   int beaten = 0;
   for (const auto& t : s) beaten += t.best_speedup > 1.0;
   out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,
-                     s.size(), geomean(s));
+                     s.size(), geomean_best_speedup(s));
   return out;
 }
 
@@ -102,7 +102,7 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
       out += "\n";
     }
   }
-  out += fmt::format("\nGeometric mean of the best speedups: {:.2f}x\n", geomean(s));
+  out += fmt::format("\nGeometric mean of the best speedups: {:.2f}x\n", geomean_best_speedup(s));
   return out;
 }
 

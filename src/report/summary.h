@@ -26,6 +26,9 @@ struct task_summary {
 
 std::vector<task_summary> summarize(const store::sweep_record& r);
 
+// Geometric mean of the best speedups of the tasks with a correct kernel, 0 if none.
+double geomean_best_speedup(const std::vector<task_summary>& s);
+
 std::string summary_text(const std::vector<task_summary>& s);
 std::string summary_markdown(const std::vector<task_summary>& s);
 std::string summary_csv(const std::vector<task_summary>& s);
