@@ -11,6 +11,7 @@ namespace kevolve::emu::mtia::testing {
 
 struct tiles {
   int mb, nb, kb, slots, bcast, resident_a;
+  int redundant = 0;
 };
 
 struct gemm_problem {
@@ -36,7 +37,7 @@ inline gemm_run run_gemm(device& dev, const gemm_problem& pr, const tiles& t, bo
   const kv_tensor tc = device_tensor(dev, pr.c_at, {pr.m, pr.n}, KV_F16);
   args_builder ab;
   ab.in(ta).in(tb).out(tc).param("mb", t.mb).param("nb", t.nb).param("kb", t.kb).param("slots", t.slots)
-      .param("bcast", t.bcast).param("resident_a", t.resident_a);
+      .param("bcast", t.bcast).param("resident_a", t.resident_a).param("redundant", t.redundant);
   gemm_run out;
   out.result = run_kernel(dev, gemm_kernel, ab.a);
   if (functional && out.result.ok()) {
