@@ -1,5 +1,6 @@
 // Parameters of the emulated chip: one plain struct, every field with its
-// provenance (published / derived / assumed, per /work/shared/mtia.md) and
+// provenance (published / derived / assumed; sources in
+// knowledge/hardware/mtia2i/architecture.md) and
 // its source. The YAML profiles in config/hardware/ are the configurable
 // copies (loaded by src/spec/mtia_profile.cpp); mtia2i() and mtia300() are
 // the same numbers built in, and a test checks that both agree.
