@@ -2,6 +2,7 @@
 // LUT nonlinearities, row-accumulate, prefix sums. fp32 arithmetic inside.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "emu/mtia/device.h"
 #include "emu/mtia/numerics.h"
@@ -21,6 +22,16 @@ int64_t y_index(int32_t bcast, int32_t r, int32_t c, int32_t cols) {
 
 void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
                    int32_t cols, int32_t idt, int32_t odt, float a, float b) {
+  if (idt == KV_F32 && odt == KV_F32 && !y && is_unary(op)) {  // the common case without per-element dispatch
+    const int64_t n = int64_t(rows) * cols;
+    for (int64_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, x + 4 * i, 4);
+      v = apply_unary(op, a * v + b);
+      std::memcpy(o + 4 * i, &v, 4);
+    }
+    return;
+  }
   for (int32_t r = 0; r < rows; ++r) {
     const int64_t base = int64_t(r) * cols;
     if (is_reduction(op) || op == KV_OP_CUMSUM) {
