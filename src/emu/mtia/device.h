@@ -26,7 +26,7 @@ namespace kevolve::emu::mtia {
 class device {
  public:
   // Commands one launch may record over all PEs.
-  static constexpr uint64_t max_commands_per_launch = uint64_t(1) << 23;
+  static constexpr uint64_t max_commands_per_launch = uint64_t(1) << 22;
 
   explicit device(params p);
   device(const device&) = delete;

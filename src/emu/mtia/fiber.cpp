@@ -7,7 +7,8 @@
 namespace kevolve::emu::mtia {
 
 namespace {
-constexpr std::size_t kStackBytes = std::size_t(8) << 20;  // reserved, committed on touch
+constexpr std::size_t kStackBytes = std::size_t(2) << 20;  // reserved, committed on touch
+constexpr std::size_t kGuardBytes = 4096;                   // lowest page: overflow faults
 }
 
 fiber::~fiber() {
@@ -19,6 +20,7 @@ bool fiber::start(entry_fn fn, void* arg) {
     void* p = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
                    -1, 0);
     if (p == MAP_FAILED) return false;
+    mprotect(p, kGuardBytes, PROT_NONE);
     stack_ = p;
     stack_bytes_ = kStackBytes;
   }
@@ -26,8 +28,8 @@ bool fiber::start(entry_fn fn, void* arg) {
   arg_ = arg;
   done_ = false;
   if (getcontext(&ctx_) != 0) return false;
-  ctx_.uc_stack.ss_sp = stack_;
-  ctx_.uc_stack.ss_size = stack_bytes_;
+  ctx_.uc_stack.ss_sp = static_cast<char*>(stack_) + kGuardBytes;
+  ctx_.uc_stack.ss_size = stack_bytes_ - kGuardBytes;
   ctx_.uc_link = &caller_;
   const auto self = reinterpret_cast<uintptr_t>(this);
   makecontext(&ctx_, reinterpret_cast<void (*)()>(&fiber::trampoline), 2, static_cast<unsigned>(self & 0xffffffffu),
