@@ -85,7 +85,9 @@ typedef struct kv_args {
   int32_t reserved;
 } kv_args;
 
-/* Opaque handle to an emulated MTIA-like device (backend mtia_emu). */
+/* Handle to an emulated MTIA-like device (backend mtia_emu); defined, with
+ * the intrinsics a kernel calls through it, in <kevolve/mtia.h>
+ * (src/emu/mtia/include). */
 typedef struct kv_mtia_device kv_mtia_device;
 
 static inline int64_t kv_numel(const kv_tensor* t) {

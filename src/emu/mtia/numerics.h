@@ -1,0 +1,76 @@
+// Element loads and stores in the emulator's numerics: fp16/bf16 widen
+// exactly to fp32, results round to nearest even when stored.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kevolve/abi.h"
+
+namespace kevolve::emu::mtia {
+
+// Bytes per element of a dtype the engines accept, 0 if unsupported.
+inline int elem_bytes(int32_t dtype) {
+  switch (dtype) {
+    case KV_F32: return 4;
+    case KV_F16: return 2;
+    case KV_BF16: return 2;
+    case KV_I32: return 4;
+    default: return 0;
+  }
+}
+inline bool is_float(int32_t dtype) { return dtype == KV_F32 || dtype == KV_F16 || dtype == KV_BF16; }
+
+inline float load_f(const uint8_t* base, int32_t dtype, int64_t i) {
+  switch (dtype) {
+    case KV_F32: {
+      float v;
+      std::memcpy(&v, base + 4 * i, 4);
+      return v;
+    }
+    case KV_F16: {
+      uint16_t h;
+      std::memcpy(&h, base + 2 * i, 2);
+      return kv_f16_to_f32(h);
+    }
+    case KV_BF16: {
+      uint16_t h;
+      std::memcpy(&h, base + 2 * i, 2);
+      return kv_bf16_to_f32(h);
+    }
+    default: {
+      int32_t v;
+      std::memcpy(&v, base + 4 * i, 4);
+      return static_cast<float>(v);
+    }
+  }
+}
+
+inline void store_f(uint8_t* base, int32_t dtype, int64_t i, float v) {
+  switch (dtype) {
+    case KV_F32: std::memcpy(base + 4 * i, &v, 4); break;
+    case KV_F16: {
+      const uint16_t h = kv_f32_to_f16(v);
+      std::memcpy(base + 2 * i, &h, 2);
+      break;
+    }
+    case KV_BF16: {
+      const uint16_t h = kv_f32_to_bf16(v);
+      std::memcpy(base + 2 * i, &h, 2);
+      break;
+    }
+    default: {
+      const int32_t x = static_cast<int32_t>(v);
+      std::memcpy(base + 4 * i, &x, 4);
+    }
+  }
+}
+
+inline int32_t load_i(const uint8_t* base, int64_t i) {
+  int32_t v;
+  std::memcpy(&v, base + 4 * i, 4);
+  return v;
+}
+inline void store_i(uint8_t* base, int64_t i, int32_t v) { std::memcpy(base + 4 * i, &v, 4); }
+
+}  // namespace kevolve::emu::mtia

@@ -1,0 +1,154 @@
+// SIMD engine and RISC-V vector core: elementwise, broadcast, row reductions,
+// LUT nonlinearities, row-accumulate, prefix sums. fp32 arithmetic inside.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "emu/mtia/device.h"
+#include "emu/mtia/numerics.h"
+#include "emu/mtia/ops.h"
+
+namespace kevolve::emu::mtia {
+
+namespace {
+std::string at(const pe_state& pe, const char* what) { return "pe " + std::to_string(pe.id) + ": " + what + ": "; }
+
+int64_t y_elems(int32_t bcast, int32_t rows, int32_t cols) {
+  return bcast == KV_Y_ROW ? cols : bcast == KV_Y_COL ? rows : int64_t(rows) * cols;
+}
+int64_t y_index(int32_t bcast, int32_t r, int32_t c, int32_t cols) {
+  return bcast == KV_Y_ROW ? c : bcast == KV_Y_COL ? r : int64_t(r) * cols + c;
+}
+
+void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
+                   int32_t cols, int32_t idt, int32_t odt, float a, float b) {
+  if (idt == KV_F32 && odt == KV_F32 && !y && is_unary(op)) {  // the common case without per-element dispatch
+    const int64_t n = int64_t(rows) * cols;
+    for (int64_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, x + 4 * i, 4);
+      v = apply_unary(op, a * v + b);
+      std::memcpy(o + 4 * i, &v, 4);
+    }
+    return;
+  }
+  for (int32_t r = 0; r < rows; ++r) {
+    const int64_t base = int64_t(r) * cols;
+    if (is_reduction(op) || op == KV_OP_CUMSUM) {
+      float accv = op == KV_OP_RMAX ? -INFINITY : 0.0f;
+      for (int32_t c = 0; c < cols; ++c) {
+        const float v = load_f(x, idt, base + c);
+        accv = op == KV_OP_RMAX ? std::max(accv, v) : accv + v;
+        if (op == KV_OP_CUMSUM) store_f(o, odt, base + c, accv);
+      }
+      if (op != KV_OP_CUMSUM) store_f(o, odt, r, accv);
+      continue;
+    }
+    for (int32_t c = 0; c < cols; ++c) {
+      const float v = load_f(x, idt, base + c);
+      const float res = y ? apply_binary(op, v, load_f(y, idt, y_index(bcast, r, c, cols))) : apply_unary(op, a * v + b);
+      store_f(o, odt, base + c, res);
+    }
+  }
+}
+
+void compute_int(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
+                 int32_t cols) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const int64_t base = int64_t(r) * cols;
+    if (is_reduction(op) || op == KV_OP_CUMSUM) {
+      int32_t accv = op == KV_OP_RMAX ? INT32_MIN : 0;
+      for (int32_t c = 0; c < cols; ++c) {
+        const int32_t v = load_i(x, base + c);
+        accv = op == KV_OP_RMAX ? std::max(accv, v) : apply_binary_i(KV_OP_ADD, accv, v);
+        if (op == KV_OP_CUMSUM) store_i(o, base + c, accv);
+      }
+      if (op != KV_OP_CUMSUM) store_i(o, r, accv);
+      continue;
+    }
+    for (int32_t c = 0; c < cols; ++c) {
+      const int32_t v = load_i(x, base + c);
+      int32_t res = v;
+      if (y) res = apply_binary_i(op, v, load_i(y, y_index(bcast, r, c, cols)));
+      else if (op == KV_OP_NEG) res = apply_binary_i(KV_OP_SUB, 0, v);
+      else if (op == KV_OP_RELU) res = std::max(v, 0);
+      store_i(o, base + c, res);
+    }
+  }
+}
+}  // namespace
+
+int device::elementwise(bool on_vec, int32_t op, int32_t cb_x, uint32_t x_flags, int32_t cb_y, uint32_t y_flags,
+                        int32_t y_bcast, int32_t cb_out, int32_t rows, int32_t cols, int32_t in_dtype,
+                        int32_t out_dtype, float a, float b) {
+  const char* what = on_vec ? "kv_mtia_vec_op" : "kv_mtia_se_op";
+  pe_state* pe = current_pe(what);
+  if (!pe) return result_.status;
+  const uint8_t eng = on_vec ? vec : se;
+  const bool ints = in_dtype == KV_I32;
+  const bool known = is_unary(op) || is_binary(op) || is_reduction(op) || (on_vec && op == KV_OP_CUMSUM);
+  if (!known) return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "unknown op " + std::to_string(op) + " for this engine");
+  if (rows < 1 || cols < 1) return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "rows and cols must be >= 1");
+  if (elem_bytes(in_dtype) == 0 || elem_bytes(out_dtype) == 0 || (ints && !on_vec) || (ints && out_dtype != KV_I32) ||
+      (ints && is_unary(op) && op != KV_OP_COPY && op != KV_OP_NEG && op != KV_OP_RELU) ||
+      (!ints && out_dtype == KV_I32))
+    return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "unsupported dtypes for this op (SE: f32/f16/bf16; vector core "
+                                                 "also i32 with i32 output and integer ops)");
+  const bool binary = is_binary(op);
+  if (binary != (cb_y >= 0) || (binary && (cb_y == cb_x || y_bcast < KV_Y_FULL || y_bcast > KV_Y_COL)))
+    return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "binary ops take a second buffer (not cb_x) and a valid y_bcast; "
+                                                 "other ops take cb_y = -1");
+  const int64_t elems = int64_t(rows) * cols;
+  const int64_t out_elems = is_reduction(op) ? rows : elems;
+  double work;
+  if (on_vec) {
+    const int compute_bytes = in_dtype == KV_F16 ? 2 : 4;  // one element-op = 2 ops (FMA convention)
+    work = double(elems) * 2 * compute_bytes / p_.vec_bytes_per_cycle;
+  } else {
+    work = double(elems) / (is_lut(op) ? p_.se_lut_elems_per_cycle : p_.se_elems_per_cycle);
+  }
+  command* c = record(*pe, on_vec ? op_vec : op_se, eng, std::ceil(work));
+  if (!c) return result_.status;
+  const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
+  const int isz = elem_bytes(in_dtype);
+  const uint8_t* x = cb_read(*pe, cb_x, eng, elems * isz, x_flags, idx, dep_in0, what);
+  if (failed()) return result_.status;
+  const uint8_t* y = nullptr;
+  if (binary) {
+    y = cb_read(*pe, cb_y, eng, y_elems(y_bcast, rows, cols) * isz, y_flags, idx, dep_in1, what);
+    if (failed()) return result_.status;
+  }
+  uint8_t* o = cb_write(*pe, cb_out, eng, out_elems * elem_bytes(out_dtype), idx, what);
+  if (failed() || !o) return result_.status;
+  if (ints)
+    compute_int(op, x, y, o, y_bcast, rows, cols);
+  else
+    compute_float(op, x, y, o, y_bcast, rows, cols, in_dtype, out_dtype, a, b);
+  return KV_MTIA_OK;
+}
+
+int device::se_row_accum(int32_t cb_in, uint32_t flags, int32_t rows, int32_t cols, int32_t in_dtype, int32_t cb_out,
+                         int32_t out_dtype) {
+  const char* what = "kv_mtia_se_row_accum";
+  pe_state* pe = current_pe(what);
+  if (!pe) return result_.status;
+  if (rows < 1 || rows > 128 || cols < 1)
+    return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "rows must be in 1..128 and cols >= 1");
+  if (!is_float(in_dtype) || !is_float(out_dtype))
+    return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "dtypes must be f32, f16 or bf16");
+  command* c = record(*pe, op_row_accum, se, std::ceil(double(rows) * cols / p_.se_elems_per_cycle));
+  if (!c) return result_.status;
+  const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
+  const uint8_t* x = cb_read(*pe, cb_in, se, int64_t(rows) * cols * elem_bytes(in_dtype), flags, idx, dep_in0, what);
+  if (failed()) return result_.status;
+  uint8_t* o = cb_write(*pe, cb_out, se, int64_t(cols) * elem_bytes(out_dtype), idx, what);
+  if (failed() || !o) return result_.status;
+  for (int32_t col = 0; col < cols; ++col) {
+    float s = 0.0f;
+    for (int32_t r = 0; r < rows; ++r) s += load_f(x, in_dtype, int64_t(r) * cols + col);
+    store_f(o, out_dtype, col, s);
+  }
+  return KV_MTIA_OK;
+}
+
+}  // namespace kevolve::emu::mtia

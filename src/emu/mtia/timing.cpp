@@ -1,0 +1,275 @@
+#include "emu/mtia/timing.h"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "emu/mtia/flows.h"
+#include "emu/mtia/memory.h"
+
+namespace kevolve::emu::mtia {
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+struct pe_clock {
+  uint32_t issue_pos = 0;
+  double issue_clock = 0, issue_busy = 0, last_end = 0;
+  std::array<uint32_t, n_engines> head{};
+  std::array<double, n_engines> free{};
+  std::array<bool, n_engines> dma_busy{};
+  std::array<double, n_engines> busy{};
+  std::array<double, n_engines> dma_start{};
+  bool at_barrier = false, dirty = false;
+  double arrival = 0;
+};
+
+struct pending {
+  double t;
+  uint64_t seq;
+  uint32_t pe, idx;
+  bool operator>(const pending& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+class replayer {
+ public:
+  replayer(const params& p, std::vector<pe_state>& pes, int active, run_result& out)
+      : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {}
+
+  bool run(std::string* error) {
+    for (int i = 0; i < active_; ++i) mark(i);
+    std::vector<flow_done> done;
+    for (;;) {
+      while (!dirty_.empty()) {
+        const uint32_t i = dirty_.back();
+        dirty_.pop_back();
+        st_[i].dirty = false;
+        advance(i);
+      }
+      const double t_start = starts_.empty() ? inf : starts_.top().t;
+      const double t_done = flows_.next_done(now_);
+      if (t_start == inf && t_done == inf) break;
+      if (t_start <= t_done) {
+        flows_.advance(t_start - now_);
+        now_ = t_start;
+        const pending s = starts_.top();
+        starts_.pop();
+        begin_flow(s.pe, s.idx);
+      } else {
+        flows_.advance(t_done - now_);
+        now_ = t_done;
+        done.clear();
+        flows_.complete_next(&done);
+        for (const flow_done& d : done) finish_flow(d.pe, d.idx);
+      }
+    }
+    return finish(error);
+  }
+
+ private:
+  void mark(uint32_t i) {
+    if (i < st_.size() && !st_[i].dirty) st_[i].dirty = true, dirty_.push_back(i);
+  }
+
+  bool dma(const command& c) const { return (c.eng == fi_in || c.eng == fi_out) && c.op != op_pop; }
+
+  // Every command before issue_pos has completed.
+  bool drained(uint32_t i) const {
+    const pe_clock& s = st_[i];
+    for (int e = 0; e < n_engines; ++e)
+      if (s.dma_busy[e] || s.head[e] < pes_[i].queue[e].size()) {
+        const auto& q = pes_[i].queue[e];
+        if (s.dma_busy[e] || q[s.head[e]] < s.issue_pos) return false;
+      }
+    return true;
+  }
+
+  void issue(uint32_t i, bool* progress) {
+    pe_clock& s = st_[i];
+    auto& tr = pes_[i].trace;
+    while (s.issue_pos < tr.size() && !s.at_barrier) {
+      command& c = tr[s.issue_pos];
+      if (c.kind == cmd_kind::engine_op) {
+        c.issue = s.issue_clock;
+        if (!c.free_issue) {
+          s.issue_clock += p_.issue_cycles;
+          s.issue_busy += p_.issue_cycles;
+          ++out_.issued;
+        }
+        ++s.issue_pos;
+        *progress = true;
+        continue;
+      }
+      if (!drained(i)) return;
+      const double t = std::max(s.issue_clock, s.last_end);
+      c.issue = t;
+      if (c.kind == cmd_kind::fence) {
+        c.end = t + c.work;
+        out_.stalls[stall_barrier] += c.work;
+        s.issue_clock = s.last_end = c.end;
+        ++s.issue_pos;
+        *progress = true;
+        continue;
+      }
+      s.at_barrier = true;  // barrier: released when every PE has arrived
+      s.arrival = t;
+      max_arrival_ = std::max(max_arrival_, t);
+      if (++arrived_ == active_) release_barrier();
+      return;
+    }
+  }
+
+  void release_barrier() {
+    const double release = max_arrival_ + p_.barrier_cycles;
+    for (int j = 0; j < active_; ++j) {
+      pe_clock& s = st_[j];
+      command& c = pes_[j].trace[s.issue_pos];
+      c.end = release;
+      out_.stalls[stall_barrier] += release - s.arrival;
+      s.issue_clock = s.last_end = release;
+      s.at_barrier = false;
+      ++s.issue_pos;
+      mark(j);
+    }
+    arrived_ = 0;
+    max_arrival_ = 0;
+  }
+
+  void charge(double efree, double start, double t_issue, double t_in, double t_out, double t_lat) {
+    const double gap = start - efree;
+    if (gap <= 0) return;
+    int why = stall_issue;
+    double t = t_issue;
+    if (t_in > t) t = t_in, why = stall_input;
+    if (t_out > t) t = t_out, why = stall_output;
+    if (t_lat > t) why = stall_dma_latency;
+    out_.stalls[why] += gap;
+  }
+
+  void advance(uint32_t i) {
+    pe_clock& s = st_[i];
+    auto& tr = pes_[i].trace;
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      issue(i, &progress);
+      for (int e = 0; e < n_engines; ++e) {
+        const auto& q = pes_[i].queue[e];
+        while (s.head[e] < q.size() && !s.dma_busy[e]) {
+          const uint32_t idx = q[s.head[e]];
+          if (idx >= s.issue_pos) break;
+          command& c = tr[idx];
+          double t_in = 0, t_out = 0;
+          bool ready = true;
+          for (int d = 0; d < n_deps && ready; ++d) {
+            const cmd_ref r = c.dep[d];
+            if (r.none()) continue;
+            const double end = r.pe < pes_.size() ? pes_[r.pe].trace[r.idx].end : -1;
+            if (end < 0) ready = false;
+            else if (d == dep_out) t_out = std::max(t_out, end);
+            else t_in = std::max(t_in, end);
+          }
+          if (!ready) break;
+          double efree = s.free[e];
+          if (c.eng2 != no_engine) efree = std::max(efree, s.free[c.eng2]);
+          const double base = std::max({c.issue, t_in, t_out});
+          ++s.head[e];
+          progress = true;
+          if (dma(c)) {
+            const double lat = (c.lvl == uint8_t(level::dram) ? p_.dram_latency_cycles : p_.sram_latency_cycles) +
+                               p_.dma_descriptor_cycles;
+            const double start = std::max({base + lat, efree, now_});
+            charge(efree, start, c.issue, t_in, t_out, base + lat);
+            s.dma_busy[e] = true;
+            s.dma_start[e] = start;
+            if (start <= now_) begin_flow(i, idx);
+            else starts_.push(pending{start, seq_++, i, idx});
+            break;
+          }
+          const double start = std::max(base, efree);
+          charge(efree, start, c.issue, t_in, t_out, 0);
+          c.end = start + c.work;
+          s.free[e] = c.end;
+          s.busy[e] += c.work;
+          if (c.eng2 != no_engine) s.free[c.eng2] = c.end, s.busy[c.eng2] += c.work;
+          s.last_end = std::max(s.last_end, c.end);
+          if (c.wake_pe != UINT16_MAX) mark(c.wake_pe);
+        }
+      }
+    }
+  }
+
+  void begin_flow(uint32_t i, uint32_t idx) {
+    const command& c = pes_[i].trace[idx];
+    const bool dram = c.lvl == uint8_t(level::dram);
+    const double charged = c.work * c.weight;
+    if (dram) (c.write ? out_.dram_write : out_.dram_read) += charged;
+    else (c.write ? out_.sram_write : out_.sram_read) += charged;
+    out_.noc_bytes += charged;
+    flows_.start(flow_model::class_of(dram, c.write), c.work, c.weight, i, idx);
+  }
+
+  void finish_flow(uint32_t i, uint32_t idx) {
+    pe_clock& s = st_[i];
+    command& c = pes_[i].trace[idx];
+    const int e = c.eng;
+    c.end = now_;
+    const double took = now_ - s.dma_start[e];
+    s.busy[e] += took;
+    out_.stalls[stall_bandwidth] += std::max(0.0, took - c.work / p_.fi_bytes_per_cycle);
+    s.free[e] = now_;
+    s.dma_busy[e] = false;
+    s.last_end = std::max(s.last_end, now_);
+    mark(i);
+  }
+
+  bool finish(std::string* error) {
+    double end = 0, max_issue = 0, max_dpe = 0;
+    for (int i = 0; i < active_; ++i) {
+      const pe_clock& s = st_[i];
+      const auto& tr = pes_[i].trace;
+      out_.commands += tr.size();
+      if (s.issue_pos < tr.size() || !drained(static_cast<uint32_t>(i))) {
+        uint32_t stuck = s.issue_pos;
+        for (int e = 0; e < n_engines; ++e)
+          if (s.head[e] < pes_[i].queue[e].size()) stuck = std::min(stuck, pes_[i].queue[e][s.head[e]]);
+        const command& c = tr[std::min<size_t>(stuck, tr.size() - 1)];
+        *error = "pe " + std::to_string(i) + ": command " + std::to_string(stuck) + " on " + engine_name(c.eng) +
+                 " waits forever (a circular buffer slot nobody frees, or a buffer read and written by one engine)";
+        return false;
+      }
+      end = std::max({end, s.last_end, s.issue_clock});
+      max_issue = std::max(max_issue, s.issue_busy);
+      max_dpe = std::max(max_dpe, s.busy[dpe]);
+      for (int e = 0; e < n_engines; ++e) out_.busy[e] += s.busy[e];
+    }
+    out_.cycles += end + p_.launch_cycles;
+    out_.max_issue_cycles += max_issue;
+    out_.dpe_max_pe_busy += max_dpe;
+    ++out_.launches;
+    return true;
+  }
+
+  const params& p_;
+  std::vector<pe_state>& pes_;
+  int active_;
+  run_result& out_;
+  flow_model flows_;
+  std::vector<pe_clock> st_;
+  std::vector<uint32_t> dirty_;
+  std::priority_queue<pending, std::vector<pending>, std::greater<pending>> starts_;
+  double now_ = 0;
+  uint64_t seq_ = 0;
+  int arrived_ = 0;
+  double max_arrival_ = 0;
+};
+
+}  // namespace
+
+bool replay_launch(const params& p, std::vector<pe_state>& pes, int active, run_result& out, std::string* error) {
+  replayer r(p, pes, active, out);
+  return r.run(error);
+}
+
+}  // namespace kevolve::emu::mtia
