@@ -276,10 +276,12 @@ std::vector<rank_stats> coordinator::rank_table(double now) const {
     s.rank = rank;
     s.host = view.host;
     s.backend = view.backend;
-    s.state = phase_ == phase::done && view.state == "active" ? "finished" : view.state;
+    const bool ending = phase_ == phase::done || phase_ == phase::checkpointing;  // the final checkpoint
+    s.state = ending && view.state == "active" ? "finished" : view.state;
     s.deadline_misses = view.deadline_misses;
     s.queue_depth = view.queue_depth;
-    if (s.uptime_seconds <= 0 || local_.count(rank)) s.uptime_seconds = now - started_;
+    // Heartbeats are periodic: the coordinator's clock is the fresher one.
+    s.uptime_seconds = std::max(s.uptime_seconds, now - started_);
     out.push_back(std::move(s));
   }
   return out;
