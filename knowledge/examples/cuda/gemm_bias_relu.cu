@@ -46,7 +46,7 @@ __device__ __forceinline__ void store_slice(float (*As)[BM], float (*Bs)[BN], co
   *reinterpret_cast<float4*>(&Bs[t / 32][(t % 32) * 4]) = make_float4(r.b[0], r.b[1], r.b[2], r.b[3]);
 }
 
-__global__ void __launch_bounds__(THREADS) sgemm_bias_relu(const float* __restrict__ A, const float* __restrict__ B,
+__global__ void __launch_bounds__(THREADS) gemm_bias_relu_tiled(const float* __restrict__ A, const float* __restrict__ B,
                                                            const float* __restrict__ bias, float* __restrict__ C, int M,
                                                            int N, int K) {
   __shared__ __align__(16) float As[2][BK][BM];
@@ -120,7 +120,7 @@ extern "C" int kevolve_kernel(const kv_args* a, cudaStream_t stream) {
   const int M = int(A.dims[0]), K = int(A.dims[1]), N = int(B.dims[1]);
   if (M == 0 || N == 0) return KV_OK;
   const dim3 grid(unsigned((N + BN - 1) / BN), unsigned((M + BM - 1) / BM));
-  sgemm_bias_relu<<<grid, THREADS, 0, stream>>>(static_cast<const float*>(A.data), static_cast<const float*>(B.data),
+  gemm_bias_relu_tiled<<<grid, THREADS, 0, stream>>>(static_cast<const float*>(A.data), static_cast<const float*>(B.data),
                                                 static_cast<const float*>(bias.data), static_cast<float*>(C.data), M, N, K);
   return cudaGetLastError() == cudaSuccess ? KV_OK : KV_ERR_INTERNAL;
 }
