@@ -8,7 +8,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${1:?usage: cuda_carry.sh DEST}
-rm -rf "$DEST" && mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/src" "$DEST/tests" "$DEST/ops"
+rm -rf "$DEST" && mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/src" "$DEST/tests"
 B=$ROOT/build
 cp "$B/kevolve" "$B/kevolve-worker" "$B/kevolve-cuda-worker" "$B/kevolve-cuda-probe" "$B/tests/kevolve_trust_tests" "$DEST/bin/"
 strip "$DEST"/bin/*
@@ -20,14 +20,6 @@ for b in "$DEST"/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
 cp -r "$ROOT/config" "$ROOT/knowledge" "$ROOT/data" "$ROOT/bench" "$DEST/"
 cp -r "$ROOT/src/abi" "$DEST/src/"
 cp -r "$ROOT/tests/data" "$DEST/tests/"
-# The CPU baseline of gemm_bias_relu needs OpenBLAS, which the device image
-# lacks; under the cuda backend it is never timed (cuda_baseline is), so the
-# reference stands in for it there.
-cp "$ROOT/config/operators/softmax.yaml" "$DEST/ops/"
-sed -e 's#: softmax/#: ../config/operators/softmax/#' -i "$DEST/ops/softmax.yaml"
-sed -e 's#: gemm_bias_relu/#: ../config/operators/gemm_bias_relu/#' \
-    -e 's#source: ../config/operators/gemm_bias_relu/baseline.cpp#source: ../config/operators/gemm_bias_relu/reference.cpp#' \
-    -e 's#  libraries: \[openblas\]#  libraries: []#' "$ROOT/config/operators/gemm_bias_relu.yaml" >"$DEST/ops/gemm_bias_relu.yaml"
 cat >"$DEST/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On the GPU machine: bench/cuda_check.sh with the carried binaries.
@@ -36,7 +28,7 @@ cuda=""
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do [ -d "$d" ] && cuda="$cuda:$d"; done
 export LD_LIBRARY_PATH="$HERE/lib$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 for b in "$HERE"/bin/*; do ldd "$b" | grep 'not found' | sed "s#^#$(basename "$b"): #"; done
-KEVOLVE_BIN_DIR=$HERE/bin KEVOLVE_OPS_DIR=$HERE/ops exec bash "$HERE/bench/cuda_check.sh"
+KEVOLVE_BIN_DIR=$HERE/bin exec bash "$HERE/bench/cuda_check.sh"
 RUN
 chmod +x "$DEST/run.sh"
 du -sh "$DEST"

@@ -29,12 +29,15 @@ copy_gbs=$(awk '/device-to-device/ {print $2}' "$OUT/doctor.txt")
 "$BIN/kevolve_trust_tests" --gtest_filter='Cuda*' 2>&1 | tee "$OUT/gpu_tests.txt" | grep -E '^\[ *(OK|FAILED|SKIPPED|PASSED) '
 tests_rc=${PIPESTATUS[0]}
 
+# The examples, then any variants kept in bench/cuda_variants/<op>.<variant>.cu.
 jsons=()
-for op in softmax gemm_bias_relu; do
-  "$BIN/kevolve" eval --backend cuda --op "$OPS/$op.yaml" --kernel "$ROOT/knowledge/examples/cuda/$op.cu" \
-    --json >"$OUT/eval_$op.json" 2>"$OUT/eval_$op.err"
-  echo "kevolve eval --backend cuda --op $op: exit $? ($(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], v['reason'][:200])" "$OUT/eval_$op.json" 2>/dev/null || tail -3 "$OUT/eval_$op.err"))"
-  [ -s "$OUT/eval_$op.json" ] && jsons+=("$OUT/eval_$op.json")
+for kernel in "$ROOT"/knowledge/examples/cuda/{softmax,gemm_bias_relu}.cu "$ROOT"/bench/cuda_variants/*.cu; do
+  [ -f "$kernel" ] || continue
+  name=$(basename "$kernel" .cu)
+  op=${name%%.*}
+  "$BIN/kevolve" eval --backend cuda --op "$OPS/$op.yaml" --kernel "$kernel" --json >"$OUT/eval_$name.json" 2>"$OUT/eval_$name.err"
+  echo "kevolve eval --backend cuda --op $op --kernel $name.cu: exit $? ($(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], v['reason'][:200])" "$OUT/eval_$name.json" 2>/dev/null || tail -3 "$OUT/eval_$name.err"))"
+  [ -s "$OUT/eval_$name.json" ] && jsons+=("$OUT/eval_$name.json")
 done
 if [ -n "$copy_gbs" ] && [ ${#jsons[@]} -gt 0 ]; then
   # PyTorch loads its own CUDA libraries, not the ones carried for kevolve.

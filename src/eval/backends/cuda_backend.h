@@ -82,7 +82,7 @@ class cuda_backend : public backend {
   bool keeps_device_copies() const override { return true; }
   // Pinned copies run at over 10 GB/s; 1 GB/s leaves room for pageable ones.
   double copy_allowance_seconds(double set_bytes) const override { return 3.0 * set_bytes / 1e9; }
-  const char* timer() const override { return "CUDA events on the legacy default stream"; }
+  const char* timer() const override { return "CUDA events on the legacy default stream, which kernels are given"; }
   cuda_compiler& compiler() { return compiler_; }
 
  private:
