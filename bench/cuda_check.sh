@@ -22,6 +22,7 @@ export KEVOLVE_HOME=$ROOT KEVOLVE_CACHE_DIR=${KEVOLVE_CACHE_DIR:-$OUT/cache} KEV
 export KEVOLVE_TEST_DATA=$ROOT/tests/data KEVOLVE_BIN=$BIN/kevolve
 OPS=${KEVOLVE_OPS_DIR:-$ROOT/config/operators}
 
+command -v ncu >/dev/null && echo "ncu: $(ncu --version | tail -1)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 "$BIN/kevolve" doctor 2>&1 | tee "$OUT/doctor.txt"
 copy_gbs=$(awk '/device-to-device/ {print $2}' "$OUT/doctor.txt")
@@ -39,6 +40,10 @@ for kernel in "$ROOT"/knowledge/examples/cuda/{softmax,gemm_bias_relu}.cu "$ROOT
   echo "kevolve eval --backend cuda --op $op --kernel $name.cu: exit $? ($(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], v['reason'][:200])" "$OUT/eval_$name.json" 2>/dev/null || tail -3 "$OUT/eval_$name.err"))"
   [ -s "$OUT/eval_$name.json" ] && jsons+=("$OUT/eval_$name.json")
 done
+# bf16 through the generic path, verified only for its status here.
+"$BIN/kevolve" eval --backend cuda --op "$OPS/softmax.yaml" --variant bf16 --kernel "$ROOT/knowledge/examples/cuda/softmax.cu" \
+  --json >"$OUT/eval_softmax_bf16.json" 2>&1
+echo "softmax bf16: $(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], [(s['shape'], round(s['candidate']['median_s']*1e6,1)) for s in v['shapes'] if not s['holdout']])" "$OUT/eval_softmax_bf16.json" 2>&1 | tail -1)"
 if [ -n "$copy_gbs" ] && [ ${#jsons[@]} -gt 0 ]; then
   # PyTorch loads its own CUDA libraries, not the ones carried for kevolve.
   env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$ROOT/bench/cuda_torch.py" "$OPS" "$copy_gbs" "${jsons[@]}" 2>"$OUT/torch.err" | tee "$OUT/table.txt"

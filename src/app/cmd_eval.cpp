@@ -27,6 +27,8 @@ int run_eval(const cli::eval_command& cmd) {
   o.verify_trials = cmd.trials;
 
   auto hw = cmd.backend == "cuda" ? eval::cuda_hardware_profile(false) : eval::cpu_hardware_profile(o.threads, false);
+  // A node without a GPU cannot run the cuda backend: a usage error, not an internal one.
+  if (!hw && cmd.backend == "cuda") return report_error({errc::invalid_input, "--backend cuda: " + hw.error().message});
   if (!hw) return report_error(hw.error());
   auto ev = eval::evaluator::create(*op, cmd.variant, o, *hw);
   if (!ev) return report_error(ev.error());

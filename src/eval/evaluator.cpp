@@ -156,7 +156,8 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   v.variant = variant_->name;
   v.backend = backend_->name();
   v.baseline = baseline_name_;
-  v.hardware = hw_.name + " (" + hw_.model + ", " + std::to_string(data_->threads()) + " threads)";
+  v.hardware = hw_.name + " (" + hw_.model +
+               (backend_->keeps_device_copies() ? std::string(")") : ", " + std::to_string(data_->threads()) + " threads)");
   v.peak_bandwidth_gbs = hw_.peak_bandwidth_gbs;
   v.peak_gflops = hw_.peak_gflops_fp32;
   v.kernel_hash = content_hash({source}).substr(0, 16);

@@ -88,6 +88,46 @@ TEST(CudaPtxas, ReportIsParsedPerEntry) {
   EXPECT_EQ(ks[1].shared_bytes, 0);
 }
 
+TEST(CudaSourcePolicy, LaunchesNeedTheGivenStream) {
+  auto rules = [](const std::string& body) {
+    std::string found;
+    for (const auto& v : eval::scan_cuda_source(body, {})) found += v.rule + ";";
+    return found;
+  };
+  EXPECT_EQ(rules("k<<<dim3(a, b), dim3(32, 8), 0, stream>>>(x);"), "");
+  EXPECT_EQ(rules("k<<<grid, 256, smem, s>>>(x);"), "");
+  EXPECT_EQ(rules("k<<<grid, 256>>>(x);"), "launch on the default stream;");
+  EXPECT_EQ(rules("k<<<grid, 256, 0>>>(x);"), "launch on the default stream;");
+  EXPECT_EQ(rules("k<<<grid, 256, 0, 0>>>(x);"), "launch on the default stream;");
+  EXPECT_EQ(rules("// k<<<grid, 256>>>(x);\nasm volatile(\"membar.gl;\");"), "") << "comments are not code; inline PTX is allowed";
+  EXPECT_NE(rules("k<<<g, b, 0, cudaStreamPerThread>>>(x);").find("stream other than the given one"), std::string::npos);
+}
+
+TEST(CudaLibraryCheck, ImportsAndLibrariesFollowTheOperator) {
+  eval::elf_report elf;
+  elf.exports = {"kevolve_kernel"};
+  elf.imports = {"__cudaLaunchKernel@libcudart.so.13", "cudaGetLastError@libcudart.so.13"};
+  elf.needed = {"libcudart.so.13", "libstdc++.so.6", "libc.so.6"};
+  elf.init_functions = 2;  // the usual one and nvcc's fatbinary registration
+  elf.mutable_statics = {"__cudaFatCubinHandle (.bss)"};
+  EXPECT_EQ(eval::check_cuda_library(elf, "", {}).result, status::ok) << eval::check_cuda_library(elf, "", {}).reason;
+
+  auto with_cublas = elf;
+  with_cublas.imports.push_back("cublasSgemm_v2@libcublas.so.13");
+  with_cublas.needed.push_back("libcublas.so.13");
+  const auto refused = eval::check_cuda_library(with_cublas, "", {});
+  EXPECT_EQ(refused.result, status::suspicious);
+  EXPECT_NE(refused.reason.find("library fallback"), std::string::npos) << refused.reason;
+  EXPECT_EQ(eval::check_cuda_library(with_cublas, "", {"cublas"}).result, status::ok);
+
+  auto syncing = elf;
+  syncing.imports.push_back("cudaStreamSynchronize@libcudart.so.13");
+  EXPECT_NE(eval::check_cuda_library(syncing, "", {}).reason.find("cudaStreamSynchronize"), std::string::npos);
+
+  const std::string ptx = ".version 9.0\n.target sm_90\n.global .align 4 .u32 seen;\n.visible .entry k()\n{\n ld.global.u32 %r1, [seen];\n}\n";
+  EXPECT_NE(eval::check_cuda_library(elf, ptx, {}).reason.find("mutable device globals"), std::string::npos);
+}
+
 TEST_F(CudaStatic, ExamplesCompileForSm90WithAResourceReport) {
   for (const char* name : {"softmax.cu", "gemm_bias_relu.cu"}) {
     const auto c = check(example(name));

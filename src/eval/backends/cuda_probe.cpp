@@ -20,9 +20,13 @@ fs::path cuda_probe_executable() {
 expected<spec::hardware_profile> cuda_hardware_profile(bool remeasure) {
   auto smi = run_subprocess({"nvidia-smi", "--query-gpu=name,uuid,driver_version", "--format=csv,noheader", "-i", "0"},
                             timeout_options(std::chrono::seconds(20)));
-  if (!smi || !smi->ok())
-    return make_error(errc::toolchain_error, "no CUDA device: nvidia-smi " +
-                                                 (smi ? "failed: " + smi->output : "cannot run: " + smi.error().message));
+  if (!smi || !smi->ok()) {
+    std::string why = !smi ? "nvidia-smi cannot run: " + smi.error().message
+                      : smi->exit_code == 127 ? std::string("nvidia-smi is not installed (no NVIDIA driver)")
+                                              : "nvidia-smi failed: " + smi->output;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return make_error(errc::toolchain_error, "no CUDA device: " + why);
+  }
   const std::string fp = content_hash({smi->output}).substr(0, 16);
   const fs::path cached = cache_root() / "hardware" / ("cuda-" + fp + ".yaml");
   if (!remeasure && fs::exists(cached)) {
