@@ -10,6 +10,7 @@
 #include "common/paths.h"
 #include "common/subprocess.h"
 #include "eval/backends/cpu_probe.h"
+#include "eval/backends/cuda_probe.h"
 
 namespace kevolve::app {
 namespace {
@@ -62,6 +63,19 @@ int run_doctor(const cli::doctor_command& cmd) {
               {"peak_bandwidth_gbs", hw->peak_bandwidth_gbs}, {"peak_gflops_fp32", hw->peak_gflops_fp32},
               {"measured_at", hw->measured_at}, {"cached_in", eval::cpu_profile_cache_path(threads)}};
   std::vector<std::string> backends = {"cpu"};
+  // On a GPU node: the copy bandwidth and cuBLAS bf16 rate, measured once and cached.
+  expected<spec::hardware_profile> gpu = make_error(errc::not_found, "no GPU");
+  if (!j["gpus"]["nvidia"].get<std::string>().empty()) {
+    gpu = eval::cuda_hardware_profile(cmd.remeasure);
+    if (gpu) {
+      j["cuda"] = {{"profile", gpu->name}, {"model", gpu->model}, {"peak_bandwidth_gbs", gpu->peak_bandwidth_gbs},
+                   {"peak_gflops_fp32", gpu->peak_gflops_fp32}, {"peak_gflops_bf16_gemm", gpu->peak_gflops_matrix},
+                   {"measured_at", gpu->measured_at}};
+      backends.push_back("cuda");
+    } else {
+      j["cuda"] = {{"error", gpu.error().message}};
+    }
+  }
   j["backends"] = backends;
 
   if (cmd.json) {
@@ -79,7 +93,16 @@ int run_doctor(const cli::doctor_command& cmd) {
   show("amd", j["gpus"]["amd"].get<std::string>());
   std::printf("baseline libraries\n  openblas       %s\n  onednn         %s\n", j["libraries"]["openblas"].get<bool>() ? "yes" : "no",
               j["libraries"]["onednn"].get<bool>() ? "yes" : "no");
-  std::printf("backends this build can evaluate: cpu\n");
+  if (gpu)
+    std::printf("cuda\n  model          %s\n  profile        %s\n  bandwidth      %.1f GB/s (device-to-device copy, measured %s)\n"
+                "  bf16 GEMM      %.1f GFLOP/s (cuBLAS)\n  fp32 peak      %.1f GFLOP/s (SMs x clock)\n",
+                gpu->model.c_str(), gpu->name.c_str(), gpu->peak_bandwidth_gbs, gpu->measured_at.c_str(),
+                gpu->peak_gflops_matrix, gpu->peak_gflops_fp32);
+  else if (j.contains("cuda"))
+    std::printf("cuda\n  not usable     %s\n", gpu.error().message.c_str());
+  std::string list;
+  for (const auto& b : backends) list += (list.empty() ? "" : ", ") + b;
+  std::printf("backends this build can evaluate: %s\n", list.c_str());
   return exit_ok;
 }
 

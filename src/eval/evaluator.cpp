@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/paths.h"
+#include "eval/backends/backend.h"
 #include "eval/backends/cpu_backend.h"
 #include "eval/compare.h"
 #include "eval/generators.h"
@@ -101,31 +102,47 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
     for (const auto& v : op.variants) known += (known.empty() ? "" : ", ") + v.name;
     return make_error(errc::invalid_input, "operator '" + op.name + "' has no variant '" + variant + "' (variants: " + known + ")");
   }
-  e->compiler_ = std::make_unique<cpu_compiler>(cache_root() / "compile" / "cpu", options.compile_timeout);
+  auto be = make_backend(hardware.backend, options.compile_timeout);
+  if (!be) return tl::unexpected(be.error());
+  e->backend_ = std::move(*be);
+  // The reference (and the CPU baseline that stands in for it at large
+  // shapes) always runs on the CPU.
+  cpu_backend cpu(cache_root() / "compile" / "cpu", options.compile_timeout);
 
-  auto compile_trusted = [&](const std::filesystem::path& src, const std::vector<std::string>& libs,
+  auto compile_trusted = [&](backend& b, const std::filesystem::path& src, const std::vector<std::string>& libs,
                              const char* what) -> expected<compiled_kernel> {
     auto text = read_file(src);
     if (!text) return tl::unexpected(text.error());
-    auto k = e->compiler_->compile(*text, libs, src.string());
+    auto k = b.compile(*text, libs, src.string());
     if (!k) return k;
     if (!k->ok)
       return make_error(errc::invalid_input, src.string() + ": the " + std::string(what) + " of operator '" + op.name +
                                                  "' does not compile:\n" + k->report.diagnostics);
     return k;
   };
-  auto ref = compile_trusted(op.reference, {}, "reference");
+  auto ref = compile_trusted(cpu, op.reference, {}, "reference");
   if (!ref) return tl::unexpected(ref.error());
-  auto base = compile_trusted(op.baseline.source, op.baseline.libraries, "baseline");
+  auto base = compile_trusted(cpu, op.baseline.source, op.baseline.libraries, "baseline");
   if (!base) return tl::unexpected(base.error());
+  auto timed_base = base;
+  e->baseline_name_ = op.baseline.name;
+  if (std::string(e->backend_->name()) == "cuda") {
+    if (op.cuda_baseline.source.empty())
+      return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name +
+                                                 "' has no 'cuda_baseline' {name, source, libraries}, which the cuda "
+                                                 "backend times candidates against");
+    timed_base = compile_trusted(*e->backend_, op.cuda_baseline.source, op.cuda_baseline.libraries, "cuda baseline");
+    if (!timed_base) return tl::unexpected(timed_base.error());
+    e->baseline_name_ = op.cuda_baseline.name;
+  }
 
-  auto data = task_data::create(e->op_, *e->variant_, e->options_, ref->library, base->library);
+  auto data = task_data::create(e->op_, *e->variant_, e->options_, ref->library, base->library, timed_base->library,
+                                *e->backend_);
   if (!data) return tl::unexpected(data.error());
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
 
-  e->baseline_name_ = op.baseline.name;
-  if (std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
+  if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
     e->baseline_name_ += core ? std::string(" [OPENBLAS_CORETYPE=") + core + "]" : " [OpenBLAS autodetected core]";
   }
@@ -137,9 +154,10 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   verdict v;
   v.op = op_.name;
   v.variant = variant_->name;
-  v.backend = "cpu";
+  v.backend = backend_->name();
   v.baseline = baseline_name_;
-  v.hardware = hw_.name + " (" + hw_.model + ", " + std::to_string(data_->threads()) + " threads)";
+  v.hardware = hw_.name + " (" + hw_.model +
+               (backend_->keeps_device_copies() ? std::string(")") : ", " + std::to_string(data_->threads()) + " threads)");
   v.peak_bandwidth_gbs = hw_.peak_bandwidth_gbs;
   v.peak_gflops = hw_.peak_gflops_fp32;
   v.kernel_hash = content_hash({source}).substr(0, 16);
@@ -149,37 +167,19 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
     return out;
   };
 
-  // 1. Static policy: what the source may not do at all.
-  const auto violations = scan_source(source, op_.allowed_libraries);
-  if (!violations.empty()) {
-    v.result = status::suspicious;
-    v.reason = "the source does what a kernel may not: " + describe(violations);
+  // 1-3. The source policy, the compile (cached), the compiled form.
+  auto st = check_statically(*backend_, source, op_.allowed_libraries);
+  if (!st) return tl::unexpected(st.error());
+  v.compile = st->kernel.report;
+  if (st->result != status::ok) {
+    v.result = st->result;
+    v.reason = st->reason;
     return finish(v, 0);
   }
-  // 2. Compile (cached).
-  auto k = compiler_->compile(source, op_.allowed_libraries);
-  if (!k) return tl::unexpected(k.error());
-  v.compile = k->report;
-  if (!k->ok) {
-    v.result = status::compile_failed;
-    v.reason = "the compiler rejected the kernel";
-    return finish(v, 0);
-  }
-  // 3. What the library exports, imports and keeps.
-  auto elf = inspect_elf(k->library);
-  if (!elf) return tl::unexpected(elf.error());
-  const abi_check abi = check_candidate_library(*elf);
-  if (abi.result != status::ok) {
-    v.result = abi.result;
-    v.reason = abi.reason;
-    return finish(v, 0);
-  }
+  const compiled_kernel* k = &st->kernel;
   // 4. A fresh sandboxed worker for this candidate only.
-  worker_options wo;
-  wo.executable = worker_executable();
-  wo.threads = data_->threads();
-  wo.sandbox = options_.sandbox;
-  wo.address_space_bytes = data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30);
+  const worker_options wo = backend_->worker(data_->threads(), options_.sandbox,
+                                             data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30));
   run_totals totals;
   phase_clock spawn_clock(totals.phases, "start worker");
   auto cand = worker_client::spawn(wo, {&data_->region_a()}, {k->library});
@@ -229,7 +229,10 @@ shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand
   sv.bytes = ps.inst.bytes;
   sv.flops = ps.inst.flops;
   phase_clock setup_clock(totals.phases, "load shape (incl. worker start-up)");
-  auto setup = cand.setup(data_->candidate_setup(p), options_.call_timeout);
+  // A GPU worker creates its context and copies every set to the device first.
+  const milliseconds setup_timeout =
+      backend_->keeps_device_copies() ? std::max(options_.call_timeout, milliseconds(60000)) : options_.call_timeout;
+  auto setup = cand.setup(data_->candidate_setup(p), setup_timeout);
   if (!setup.ok()) return failed_call(sv, setup, "loading the kernel");
   setup_clock.stop();
   if (auto r = data_->begin_candidate(p); !r) {
@@ -346,6 +349,9 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   };
   const uint32_t reps_c = reps_for(est_c), reps_b = reps_for(est_b);
   const double ws_poison_s = double(ps.inst.workspace_bytes) / 5e9;  // worker's memset per call
+  double set_bytes = 0;
+  for (const auto& t : ps.inst.inputs) set_bytes += double(t.bytes());
+  for (const auto& t : ps.inst.outputs) set_bytes += double(t.bytes());
 
   // Interleaved rounds: baseline batch, candidate batch. The candidate's last
   // batch starts at set 0 with freshly poisoned outputs, so what it leaves
@@ -381,7 +387,8 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     const double reported = sum_seconds(oc.ns);
     // The worker's clock against ours: calls cannot take less than they took.
     // Slack for a busy machine: the worker may be descheduled between calls.
-    const double allowed_gap = reported + 0.02 + double(reps) * (ws_poison_s + 20e-6);
+    const double allowed_gap =
+        reported + 0.02 + double(reps) * (ws_poison_s + 20e-6) + backend_->copy_allowance_seconds(set_bytes);
     if (oc.wall_seconds > 2.0 * allowed_gap) {
       sv.result = status::suspicious;
       sv.reason = "timed calls reported " + std::to_string(reported * 1e3) + " ms but took " +
@@ -419,6 +426,12 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   }
 
   idle_clock.stop();
+  if (backend_->keeps_device_copies()) {
+    // Inputs and outputs as the device holds them, for the checks below.
+    phase_clock copy_clock(totals.phases, "copy device buffers back");
+    auto d = cand.download(timeout * sets);
+    if (!d.ok()) return failed_call(sv, d, "copying device buffers back");
+  }
   if (last) cand.release();  // it exits while we check
   phase_clock check_clock(totals.phases, "check outputs and inputs");
   // What the timed calls left behind must still be right, and the inputs untouched.

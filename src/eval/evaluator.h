@@ -36,10 +36,11 @@ struct evaluator_options {
 };
 
 class task_data;
-class cpu_compiler;
+class backend;
 
 class evaluator {
  public:
+  // The backend is `hardware.backend` (empty: cpu).
   static expected<std::unique_ptr<evaluator>> create(const spec::operator_spec& op, const std::string& variant,
                                                      const evaluator_options& options,
                                                      const spec::hardware_profile& hardware);
@@ -62,7 +63,7 @@ class evaluator {
   const spec::variant* variant_ = nullptr;
   evaluator_options options_;
   spec::hardware_profile hw_;
-  std::unique_ptr<cpu_compiler> compiler_;
+  std::unique_ptr<backend> backend_;  // compiles and runs candidates and the timed baseline
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict

@@ -4,10 +4,7 @@
 #include <regex>
 
 namespace kevolve::eval {
-namespace {
 
-// Replaces comments and string/char literals by spaces, keeping newlines and
-// #include lines, so that line numbers still match.
 std::string strip_comments_and_strings(const std::string& s) {
   std::string out = s;
   enum { code, line_comment, block_comment, str, chr } st = code;
@@ -50,6 +47,8 @@ std::string strip_comments_and_strings(const std::string& s) {
   }
   return out;
 }
+
+namespace {
 
 struct rule {
   const char* name;

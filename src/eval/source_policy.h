@@ -17,6 +17,10 @@ struct policy_violation {
 
 std::vector<policy_violation> scan_source(const std::string& source, const std::vector<std::string>& allowed_libraries);
 
+// Replaces comments and string/char literals by spaces, keeping newlines and
+// #include lines, so that line numbers still match.
+std::string strip_comments_and_strings(const std::string& source);
+
 // "line 12: vendor library (cblas_sgemm); line 30: ..."
 std::string describe(const std::vector<policy_violation>& v);
 

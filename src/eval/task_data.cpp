@@ -6,6 +6,7 @@
 
 #include "common/hash.h"
 #include "common/paths.h"
+#include "eval/backends/backend.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
 #include "eval/generators.h"
@@ -53,7 +54,9 @@ task_data::~task_data() {
 expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec& op, const spec::variant& v,
                                                        const evaluator_options& o,
                                                        const std::filesystem::path& reference_lib,
-                                                       const std::filesystem::path& baseline_lib) {
+                                                       const std::filesystem::path& baseline_lib,
+                                                       const std::filesystem::path& timed_baseline_lib,
+                                                       const backend& timed_backend) {
   std::unique_ptr<task_data> d(new task_data());
   d->options_ = &o;
   d->op_ = &op;
@@ -137,14 +140,19 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
       d->poison_outputs(p, s, 0xFF);  // also lays the canaries every later check reads
     }
 
+  // The timed baseline runs where candidates run; the reference on the CPU.
+  const worker_options bo = timed_backend.worker(d->threads_, o.sandbox,
+                                                 d->a_.size() + d->b_.size() + o.memory_limit_bytes + (uint64_t(4) << 30));
+  auto bw = worker_client::spawn(bo, {&d->a_, &d->b_}, {timed_baseline_lib});
+  if (!bw) return tl::unexpected(bw.error());
+  d->base_worker_ = std::move(*bw);
+  d->base_setup_timeout_ = timed_backend.keeps_device_copies()
+                               ? std::max(o.call_timeout, std::chrono::milliseconds(60000))
+                               : o.call_timeout;
   worker_options wo;
   wo.executable = worker_executable();
   wo.threads = d->threads_;
   wo.sandbox = o.sandbox;
-  wo.address_space_bytes = d->a_.size() + d->b_.size() + o.memory_limit_bytes + (uint64_t(4) << 30);
-  auto bw = worker_client::spawn(wo, {&d->a_, &d->b_}, {baseline_lib});
-  if (!bw) return tl::unexpected(bw.error());
-  d->base_worker_ = std::move(*bw);
   wo.address_space_bytes = d->c_.size() + o.memory_limit_bytes + (uint64_t(4) << 30);
   auto rw = worker_client::spawn(wo, {&d->c_}, {reference_lib, baseline_lib});
   if (!rw) return tl::unexpected(rw.error());
@@ -300,7 +308,7 @@ expected<void> task_data::setup_baseline_worker(size_t p) {
   for (const auto& prm : ps.inst.params) names.push_back(prm.name);
   auto g = guards(plan_a_, 0);
   for (uint64_t x : guards(plan_b_, 1)) g.push_back(x);
-  auto r = base_worker_->setup(make_setup_payload({sets}, g, ps.inst.workspace_bytes, names), options_->call_timeout);
+  auto r = base_worker_->setup(make_setup_payload({sets}, g, ps.inst.workspace_bytes, names), base_setup_timeout_);
   if (!r.ok()) return make_error(errc::internal, "baseline worker setup failed: " + r.detail);
   base_worker_problem_ = long(p);
   return {};

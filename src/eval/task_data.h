@@ -21,6 +21,7 @@
 namespace kevolve::eval {
 
 struct evaluator_options;
+class backend;
 
 struct problem_state {
   spec::problem_instance inst;
@@ -52,7 +53,9 @@ class task_data {
   static expected<std::unique_ptr<task_data>> create(const spec::operator_spec& op, const spec::variant& v,
                                                      const evaluator_options& options,
                                                      const std::filesystem::path& reference_lib,
-                                                     const std::filesystem::path& baseline_lib);
+                                                     const std::filesystem::path& baseline_lib,
+                                                     const std::filesystem::path& timed_baseline_lib,
+                                                     const backend& timed_backend);
   ~task_data();
 
   size_t num_problems() const { return problems_.size(); }
@@ -121,6 +124,7 @@ class task_data {
   shared_region a_, b_, c_;
   std::unique_ptr<worker_client> base_worker_;
   std::unique_ptr<worker_client> ref_worker_;
+  std::chrono::milliseconds base_setup_timeout_{0};  // GPU workers copy every set to the device
   long base_worker_problem_ = -1;
   long ref_worker_problem_ = -1;
   std::map<std::pair<size_t, uint64_t>, reference_result> ref_cache_;

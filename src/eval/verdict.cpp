@@ -3,6 +3,14 @@
 namespace kevolve::eval {
 
 namespace {
+nlohmann::json kernels_json(const std::vector<gpu_kernel_resources>& ks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& k : ks)
+    a.push_back({{"name", k.name}, {"registers", k.registers}, {"barriers", k.barriers}, {"shared_bytes", k.shared_bytes},
+                 {"stack_bytes", k.stack_bytes}, {"spill_store_bytes", k.spill_store_bytes},
+                 {"spill_load_bytes", k.spill_load_bytes}});
+  return a;
+}
 nlohmann::json timing_json(const timing_stats& t) {
   return {{"runs", t.runs}, {"median_s", t.median_s}, {"p10_s", t.p10_s}, {"p90_s", t.p90_s}, {"spread", t.spread()}};
 }
@@ -33,6 +41,15 @@ nlohmann::json to_json(const verdict& v) {
     }
     shapes.push_back(std::move(j));
   }
+  nlohmann::json compile = {{"cached", v.compile.cached},
+                            {"seconds", v.compile.seconds},
+                            {"code_bytes", v.compile.code_bytes},
+                            {"vectorized_loops", v.compile.vectorized_loops},
+                            {"diagnostics", v.compile.diagnostics}};
+  if (!v.compile.target.empty()) {
+    compile["target"] = v.compile.target;
+    compile["kernels"] = kernels_json(v.compile.kernels);
+  }
   return {{"status", to_string(v.result)},
           {"reason", v.reason},
           {"fitness", v.fitness},
@@ -42,12 +59,7 @@ nlohmann::json to_json(const verdict& v) {
           {"kernel_hash", v.kernel_hash},
           {"baseline", v.baseline},
           {"hardware", {{"profile", v.hardware}, {"peak_bandwidth_gbs", v.peak_bandwidth_gbs}, {"peak_gflops", v.peak_gflops}}},
-          {"compile",
-           {{"cached", v.compile.cached},
-            {"seconds", v.compile.seconds},
-            {"code_bytes", v.compile.code_bytes},
-            {"vectorized_loops", v.compile.vectorized_loops},
-            {"diagnostics", v.compile.diagnostics}}},
+          {"compile", compile},
           {"shapes", shapes},
           {"seconds", v.seconds},
           {"overhead_seconds", v.overhead_seconds},

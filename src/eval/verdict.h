@@ -43,12 +43,25 @@ struct shape_verdict {
   std::string bottleneck;  // memory-bound, compute-bound, latency-bound
 };
 
+// One device function's resources, from ptxas -v (GPU backends).
+struct gpu_kernel_resources {
+  std::string name;  // mangled entry name
+  int registers = 0;
+  int barriers = 0;
+  int shared_bytes = 0;  // static shared memory
+  int stack_bytes = 0;   // local memory stack frame
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+};
+
 struct compile_report {
   bool cached = false;
   double seconds = 0.0;
   size_t code_bytes = 0;
   int vectorized_loops = 0;
   std::string diagnostics;  // compiler output (errors and warnings)
+  std::string target;       // GPU backends: e.g. "sm_90"
+  std::vector<gpu_kernel_resources> kernels;  // GPU backends: per entry function
 };
 
 struct verdict {

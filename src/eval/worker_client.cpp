@@ -33,8 +33,12 @@ std::vector<std::string> worker_environment(const std::filesystem::path& dir, in
       "OMP_NUM_THREADS=" + n, "OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_NUM_THREADS=" + n,
       "OPENBLAS_THREAD_TIMEOUT=4", "MALLOC_ARENA_MAX=2", "DNNL_VERBOSE=0"};
   // The machine's OpenBLAS settings are part of how the baseline runs.
-  for (const char* pass : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
+  // So are the GPU the node gives this process and where its libraries are.
+  for (const char* pass : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
     if (const char* v = std::getenv(pass)) env.push_back(std::string(pass) + "=" + v);
+  // GPU workers load every kernel when the library is loaded, before the
+  // sandbox closes (no lazy loading later).
+  env.push_back("CUDA_MODULE_LOADING=EAGER");
   return env;
 }
 
@@ -72,6 +76,8 @@ std::string describe_worker_death(int status) {
     const int code = WEXITSTATUS(status);
     if (code == wire::kExitSetupFailed) return "the worker could not load the kernel (exit " + std::to_string(code) + ")";
     if (code == wire::kExitSandboxFailed) return "the worker could not enter its sandbox (exit " + std::to_string(code) + ")";
+    if (code == wire::kExitDeviceError)
+      return "the GPU worker stopped after a CUDA error (exit " + std::to_string(code) + "); it is replaced";
     return "the process exited with status " + std::to_string(code) + " in the middle of a call";
   }
   return "the process ended (wait status " + std::to_string(status) + ")";
@@ -257,6 +263,10 @@ call_outcome worker_client::call(uint32_t lib, uint32_t set, std::chrono::millis
 
 call_outcome worker_client::time(uint32_t lib, uint32_t first_set, uint32_t reps, std::chrono::milliseconds timeout) {
   return request(wire::op::time, lib, first_set, reps, {}, timeout);
+}
+
+call_outcome worker_client::download(std::chrono::milliseconds timeout) {
+  return request(wire::op::download, 0, 0, 1, {}, timeout);
 }
 
 double worker_client::cpu_seconds() const {

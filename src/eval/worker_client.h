@@ -49,6 +49,8 @@ class worker_client {
   call_outcome setup(const std::vector<char>& payload, std::chrono::milliseconds timeout);
   call_outcome call(uint32_t lib, uint32_t set, std::chrono::milliseconds timeout);
   call_outcome time(uint32_t lib, uint32_t first_set, uint32_t reps, std::chrono::milliseconds timeout);
+  // GPU workers: device copies of every set back into the shared regions.
+  call_outcome download(std::chrono::milliseconds timeout);
 
   bool alive() const { return pid_ > 0; }
   int pid() const { return pid_; }

@@ -24,7 +24,9 @@ constexpr int kReplyFd = 4;
 constexpr int kFirstRegionFd = 5;                        // 5..5+regions-1
 constexpr int kFirstLibFd = kFirstRegionFd + kMaxRegions;  // then the libraries
 
-enum class op : uint32_t { setup = 1, call = 2, time = 3, quit = 4 };
+// DOWNLOAD (GPU workers only): copy every tensor of every set from the
+// device back into the shared regions.
+enum class op : uint32_t { setup = 1, call = 2, time = 3, quit = 4, download = 5 };
 
 struct request {
   uint32_t magic = kMagic;
@@ -64,5 +66,6 @@ inline uint64_t offset_of(uint64_t encoded) { return encoded & ((uint64_t(1) << 
 // Worker exit codes that are not the kernel's doing.
 constexpr int kExitSetupFailed = 120;  // bad arguments, mmap/dlopen failure
 constexpr int kExitSandboxFailed = 121;
+constexpr int kExitDeviceError = 122;  // a CUDA error: the context is unusable
 
 }  // namespace kevolve::eval::wire

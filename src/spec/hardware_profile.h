@@ -16,7 +16,8 @@ struct hardware_profile {
   std::string source;        // "measured" or "datasheet"
   int threads = 1;           // threads the measurement used
   double peak_bandwidth_gbs = 0.0;  // best of STREAM-like triad variants
-  double peak_gflops_fp32 = 0.0;    // FMA loop
+  double peak_gflops_fp32 = 0.0;    // FMA loop (GPUs: SMs x FP32 lanes x 2 x clock)
+  double peak_gflops_matrix = 0.0;  // GPUs: a measured cuBLAS bf16 GEMM; 0 when not measured
   std::string measured_at;          // ISO 8601 UTC
   std::string fingerprint;          // what the cache entry is valid for
 

@@ -16,7 +16,7 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "baseline",  "allowed_libraries", "template"};
+    "reference", "baseline",  "cuda_baseline", "allowed_libraries", "template"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction"};
@@ -64,7 +64,7 @@ class loader {
   void read_generators(const YAML::Node& root);
   void read_shapes(const YAML::Node& root, const char* key, std::vector<shape_point>& out, bool required);
   void read_tolerances(const YAML::Node& root);
-  void read_baseline(const YAML::Node& root);
+  void read_baseline(const YAML::Node& root, const std::string& key, bool required, baseline_spec& out);
   void check_expressions();
   void check_resolution();
   void check_path(const YAML::Node& root, const std::string& key, const fs::path& p);
@@ -342,26 +342,28 @@ void loader::check_path(const YAML::Node& at, const std::string& key, const fs::
   if (!fs::is_regular_file(p)) r_.fail(at, key, "must name an existing file relative to the YAML, got \"" + p.string() + "\" (not found)");
 }
 
-void loader::read_baseline(const YAML::Node& root) {
-  YAML::Node b = r_.child(root, "baseline", "baseline", true);
+void loader::read_baseline(const YAML::Node& root, const std::string& key, bool required, baseline_spec& out) {
+  YAML::Node b = r_.child(root, key, key, required);
   if (!b.IsDefined()) return;
   if (!b.IsMap()) {
-    r_.fail(b, "baseline", "must be a map {name, source, libraries}, got " + yaml_reader::describe(b));
+    r_.fail(b, key, "must be a map {name, source, libraries}, got " + yaml_reader::describe(b));
     return;
   }
-  r_.reject_unknown_keys(b, {"name", "source", "libraries"}, "baseline.");
-  auto name = r_.string_value(b, "name", "baseline.name", true);
-  auto source = r_.string_value(b, "source", "baseline.source", true);
-  auto libs = r_.string_list(b, "libraries", "baseline.libraries", false);
-  if (name) op_.baseline.name = *name;
+  r_.reject_unknown_keys(b, {"name", "source", "libraries"}, key + ".");
+  auto name = r_.string_value(b, "name", key + ".name", true);
+  auto source = r_.string_value(b, "source", key + ".source", true);
+  auto libs = r_.string_list(b, "libraries", key + ".libraries", false);
+  if (name) out.name = *name;
   if (source) {
-    op_.baseline.source = file_.parent_path() / *source;
-    check_path(b["source"], "baseline.source", op_.baseline.source);
+    out.source = file_.parent_path() / *source;
+    check_path(b["source"], key + ".source", out.source);
   }
-  if (libs) op_.baseline.libraries = *libs;
-  for (const auto& l : op_.baseline.libraries)
+  if (libs) out.libraries = *libs;
+  std::string known;
+  for (const auto& l : known_libraries()) known += (known.empty() ? "" : ", ") + l;
+  for (const auto& l : out.libraries)
     if (std::find(known_libraries().begin(), known_libraries().end(), l) == known_libraries().end())
-      r_.fail(b["libraries"], "baseline.libraries", "names unknown library \"" + l + "\" (known: openblas, dnnl)");
+      r_.fail(b["libraries"], key + ".libraries", "names unknown library \"" + l + "\" (known: " + known + ")");
 }
 
 void loader::check_expr(const std::string& text, const std::string& key, int line, const std::set<std::string>& allowed) {
@@ -497,7 +499,8 @@ expected<operator_spec> loader::run() {
     op_.reference = file_.parent_path() / *ref;
     check_path(root["reference"], "reference", op_.reference);
   }
-  read_baseline(root);
+  read_baseline(root, "baseline", true, op_.baseline);
+  read_baseline(root, "cuda_baseline", false, op_.cuda_baseline);
   if (auto libs = r_.string_list(root, "allowed_libraries", "allowed_libraries", false)) op_.allowed_libraries = *libs;
   YAML::Node tmpl = r_.child(root, "template", "template", false);
   if (tmpl.IsDefined()) {
@@ -522,7 +525,7 @@ expected<operator_spec> loader::run() {
 }  // namespace
 
 const std::vector<std::string>& known_libraries() {
-  static const std::vector<std::string> libs = {"openblas", "dnnl"};
+  static const std::vector<std::string> libs = {"openblas", "dnnl", "cublas", "cudnn"};
   return libs;
 }
 

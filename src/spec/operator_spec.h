@@ -76,6 +76,7 @@ struct operator_spec {
   double max_speedup = 50.0;
   std::filesystem::path reference;
   baseline_spec baseline;
+  baseline_spec cuda_baseline;  // what cuda candidates must beat; empty source: none
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::string> template_params;
 

@@ -197,4 +197,19 @@ abi_check check_candidate_library(const elf_report& elf) {
   return c;
 }
 
+expected<abi_check> cpu_backend::check_compiled(const compiled_kernel& k, const std::vector<std::string>&) const {
+  auto elf = inspect_elf(k.library);
+  if (!elf) return tl::unexpected(elf.error());
+  return check_candidate_library(*elf);
+}
+
+worker_options cpu_backend::worker(int threads, bool sandbox, uint64_t address_space_bytes) const {
+  worker_options wo;
+  wo.executable = worker_executable();
+  wo.threads = threads;
+  wo.sandbox = sandbox;
+  wo.address_space_bytes = address_space_bytes;
+  return wo;
+}
+
 }  // namespace kevolve::eval

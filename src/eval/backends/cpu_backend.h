@@ -8,17 +8,11 @@
 #include <vector>
 
 #include "common/error.h"
+#include "eval/backends/backend.h"
 #include "eval/elf_inspect.h"
 #include "eval/verdict.h"
 
 namespace kevolve::eval {
-
-struct compiled_kernel {
-  bool ok = false;
-  std::filesystem::path library;  // valid when ok
-  std::string hash;               // cache key
-  compile_report report;
-};
 
 class cpu_compiler {
  public:
@@ -46,11 +40,28 @@ class cpu_compiler {
 // Checks a compiled candidate against the ABI: exactly one export, no
 // forbidden imports, no mutable static data, no load-time code. Returns the
 // problems ("" when none) and which verdict they mean.
-struct abi_check {
-  status result = status::ok;
-  std::string reason;
-};
 abi_check check_candidate_library(const elf_report& elf);
+
+// The cpu backend: g++, kevolve-worker, steady-clock timing.
+class cpu_backend : public backend {
+ public:
+  cpu_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout) : compiler_(std::move(cache_dir), timeout) {}
+  const char* name() const override { return "cpu"; }
+  expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
+                                    const std::string& display_name) override {
+    return compiler_.compile(source, libraries, display_name);
+  }
+  const std::string& toolchain_id() override { return compiler_.toolchain_id(); }
+  std::vector<policy_violation> scan(const std::string& source, const std::vector<std::string>& allowed) const override {
+    return scan_source(source, allowed);
+  }
+  expected<abi_check> check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const override;
+  worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
+  const char* timer() const override { return "steady_clock in the worker"; }
+
+ private:
+  cpu_compiler compiler_;
+};
 
 // The compiler's vectorization report lines ("loop vectorized").
 int count_vectorized_loops(const std::string& opt_info);

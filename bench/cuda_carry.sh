@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs what bench/cuda_check.sh needs on a GPU machine that lacks the Debian
+# libraries (the lent device machine): the binaries of ./build, the shared
+# libraries they need that a stock Linux image may not have, and the data
+# (operators, ABI header, examples, test kernels). The CUDA runtime comes
+# along; cuBLAS is taken from the GPU machine's CUDA toolkit.
+#   bench/cuda_carry.sh DEST   then on the GPU machine:   DEST/run.sh
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEST=${1:?usage: cuda_carry.sh DEST}
+rm -rf "$DEST" && mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/src" "$DEST/tests"
+B=$ROOT/build
+cp "$B/kevolve" "$B/kevolve-worker" "$B/kevolve-cuda-worker" "$B/kevolve-cuda-probe" "$B/tests/kevolve_trust_tests" "$DEST/bin/"
+strip "$DEST"/bin/*
+# Libraries a stock image has (libc, compilers' own dependencies) stay behind:
+# putting Debian's copies first on LD_LIBRARY_PATH could break g++ and nvcc there.
+for b in "$DEST"/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
+  grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libdl|librt|libpthread|libresolv|libz|libzstd|libgmp|libssl|libcrypto|libffi|libgomp|libcublas|libcublasLt)\.so' |
+  while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
+cp -r "$ROOT/config" "$ROOT/knowledge" "$ROOT/data" "$ROOT/bench" "$DEST/"
+cp -r "$ROOT/src/abi" "$DEST/src/"
+cp -r "$ROOT/tests/data" "$DEST/tests/"
+cat >"$DEST/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# On the GPU machine: bench/cuda_check.sh with the carried binaries.
+HERE=$(cd "$(dirname "$0")" && pwd)
+cuda=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do [ -d "$d" ] && cuda="$cuda:$d"; done
+export LD_LIBRARY_PATH="$HERE/lib$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for b in "$HERE"/bin/*; do ldd "$b" | grep 'not found' | sed "s#^#$(basename "$b"): #"; done
+KEVOLVE_BIN_DIR=$HERE/bin exec bash "$HERE/bench/cuda_check.sh"
+RUN
+chmod +x "$DEST/run.sh"
+du -sh "$DEST"

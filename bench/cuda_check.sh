@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# On a GPU node: the cuda backend's GPU tests, then the CUDA examples of
+# softmax and gemm_bias_relu through `kevolve eval --backend cuda`, then the
+# same operators in PyTorch eager and torch.compile, timed the same way.
+#
+#   bench/cuda_check.sh              # builds ./build first (needs scripts/install-deps.sh)
+#   KEVOLVE_BIN_DIR=DIR bench/cuda_check.sh   # uses binaries built elsewhere
+#
+# Logs go to $OUT (default /tmp/kevolve-cuda-check); the table comes last.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/kevolve-cuda-check}
+mkdir -p "$OUT"
+if [ -z "${KEVOLVE_BIN_DIR:-}" ]; then
+  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+    cmake --build "$ROOT/build" -j"$(nproc)" --target kevolve kevolve_trust_tests >>"$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log"; exit 1; }
+  KEVOLVE_BIN_DIR=$ROOT/build
+fi
+BIN=$KEVOLVE_BIN_DIR
+export KEVOLVE_HOME=$ROOT KEVOLVE_CACHE_DIR=${KEVOLVE_CACHE_DIR:-$OUT/cache} KEVOLVE_WORKER=$BIN/kevolve-worker
+export KEVOLVE_TEST_DATA=$ROOT/tests/data KEVOLVE_BIN=$BIN/kevolve
+OPS=${KEVOLVE_OPS_DIR:-$ROOT/config/operators}
+
+command -v ncu >/dev/null && echo "ncu: $(ncu --version | tail -1)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+"$BIN/kevolve" doctor 2>&1 | tee "$OUT/doctor.txt"
+copy_gbs=$(awk '/device-to-device/ {print $2}' "$OUT/doctor.txt")
+
+"$BIN/kevolve_trust_tests" --gtest_filter='Cuda*' 2>&1 | tee "$OUT/gpu_tests.txt" | grep -E '^\[ *(OK|FAILED|SKIPPED|PASSED) '
+tests_rc=${PIPESTATUS[0]}
+
+# The examples, then any variants kept in bench/cuda_variants/<op>.<variant>.cu.
+jsons=()
+for kernel in "$ROOT"/knowledge/examples/cuda/{softmax,gemm_bias_relu}.cu "$ROOT"/bench/cuda_variants/*.cu; do
+  [ -f "$kernel" ] || continue
+  name=$(basename "$kernel" .cu)
+  op=${name%%.*}
+  "$BIN/kevolve" eval --backend cuda --op "$OPS/$op.yaml" --kernel "$kernel" --json >"$OUT/eval_$name.json" 2>"$OUT/eval_$name.err"
+  echo "kevolve eval --backend cuda --op $op --kernel $name.cu: exit $? ($(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], v['reason'][:200])" "$OUT/eval_$name.json" 2>/dev/null || tail -3 "$OUT/eval_$name.err"))"
+  [ -s "$OUT/eval_$name.json" ] && jsons+=("$OUT/eval_$name.json")
+done
+# bf16 through the generic path, verified only for its status here.
+"$BIN/kevolve" eval --backend cuda --op "$OPS/softmax.yaml" --variant bf16 --kernel "$ROOT/knowledge/examples/cuda/softmax.cu" \
+  --json >"$OUT/eval_softmax_bf16.json" 2>&1
+echo "softmax bf16: $(python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print(v['status'], [(s['shape'], round(s['candidate']['median_s']*1e6,1)) for s in v['shapes'] if not s['holdout']])" "$OUT/eval_softmax_bf16.json" 2>&1 | tail -1)"
+if [ -n "$copy_gbs" ] && [ ${#jsons[@]} -gt 0 ]; then
+  # PyTorch loads its own CUDA libraries, not the ones carried for kevolve.
+  env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$ROOT/bench/cuda_torch.py" "$OPS" "$copy_gbs" "${jsons[@]}" 2>"$OUT/torch.err" | tee "$OUT/table.txt"
+  tail -3 "$OUT/torch.err"
+fi
+echo "gpu tests: exit $tests_rc"
+exit "$tests_rc"

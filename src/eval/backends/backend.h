@@ -1,0 +1,87 @@
+// What differs between backends (cpu, cuda, later hip and mtia_emu): how a
+// kernel is compiled (compiler, flags, cache key, resource report), what its
+// compiled form may contain, which worker process runs it and how that
+// worker times it. Everything else (inputs, references, verification, the
+// timing protocol, the roofline) is shared by the evaluator.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "eval/source_policy.h"
+#include "eval/verdict.h"
+#include "eval/worker_client.h"
+
+namespace kevolve::eval {
+
+struct compiled_kernel {
+  bool ok = false;
+  std::filesystem::path library;  // valid when ok
+  std::string hash;               // cache key
+  compile_report report;
+};
+
+// What a compiled candidate may not contain, as a verdict.
+struct abi_check {
+  status result = status::ok;
+  std::string reason;
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+  virtual const char* name() const = 0;
+
+  // Compiles `source`; `libraries` are names from spec::known_libraries().
+  // Fails (error) only when the compiler cannot be run at all; a source that
+  // does not compile is a compiled_kernel with ok == false.
+  virtual expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
+                                            const std::string& display_name) = 0;
+  // Compiler, version and target: part of every cache key.
+  virtual const std::string& toolchain_id() = 0;
+
+  // Static checks of a candidate's source beyond the common ones.
+  virtual std::vector<policy_violation> scan(const std::string& source,
+                                             const std::vector<std::string>& allowed_libraries) const = 0;
+  // Checks of the compiled candidate (exports, imports, static state).
+  virtual expected<abi_check> check_compiled(const compiled_kernel& k,
+                                             const std::vector<std::string>& allowed_libraries) const = 0;
+
+  // How a worker for this backend's kernels is started.
+  virtual worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const = 0;
+  // Workers that keep tensors on a device copy them back to the shared
+  // region only when asked (wire::op::download) or after a single call.
+  virtual bool keeps_device_copies() const { return false; }
+  // Wall time a timed request may take beyond its reported kernel time for
+  // copies of one input set between host and device.
+  virtual double copy_allowance_seconds(double set_bytes) const {
+    (void)set_bytes;
+    return 0.0;
+  }
+  // The clock kernel times come from, for reports.
+  virtual const char* timer() const = 0;
+};
+
+// Steps that need no device: the source policy, the compile (cached) and the
+// checks of the compiled form. `result` is ok when the kernel may run.
+struct static_check {
+  status result = status::ok;
+  std::string reason;
+  compiled_kernel kernel;  // kernel.report is set once compiling was tried
+};
+expected<static_check> check_statically(backend& b, const std::string& source,
+                                        const std::vector<std::string>& allowed_libraries);
+
+// "cpu" always; "cuda" in every build (compiling needs nvcc, running needs
+// kevolve-cuda-worker and a GPU). Unknown names are an error naming the
+// backends there are.
+expected<std::unique_ptr<backend>> make_backend(const std::string& name, std::chrono::seconds compile_timeout);
+
+// Backends that can be named at all in this build.
+std::vector<std::string> known_backends();
+
+}  // namespace kevolve::eval

@@ -1,0 +1,419 @@
+#include "eval/backends/cuda_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/fs.h"
+#include "common/hash.h"
+#include "common/paths.h"
+#include "common/subprocess.h"
+#include "eval/backends/cpu_backend.h"
+
+namespace kevolve::eval {
+namespace fs = std::filesystem;
+
+namespace {
+
+int to_int(const std::string& s) { return int(std::strtol(s.c_str(), nullptr, 10)); }
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+// CUDA runtime functions a candidate may call: launching, error queries,
+// attributes and occupancy, and stream-ordered memset of its own buffers.
+const std::set<std::string> kAllowedRuntime = {
+    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__cudaRegisterFunction",
+    "__cudaRegisterVar", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaLaunchKernel",
+    "__cudaLaunchKernel_ptsz", "__cudaGetKernel", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaFuncSetAttribute",
+    "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
+    "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyAvailableDynamicSMemPerBlock",
+    "cudaMemsetAsync", "cudaMemset2DAsync"};
+
+// Libraries a candidate's shared object may need, and those an operator can allow.
+bool allowed_needed(const std::string& lib, const std::vector<std::string>& allowed) {
+  for (const char* ok : {"libcudart.so", "libstdc++.so", "libgcc_s.so", "libc.so", "libm.so", "ld-linux"})
+    if (lib.rfind(ok, 0) == 0) return true;
+  auto allows = [&](const char* name) { return std::find(allowed.begin(), allowed.end(), name) != allowed.end(); };
+  if ((lib.rfind("libcublas.so", 0) == 0 || lib.rfind("libcublasLt.so", 0) == 0) && allows("cublas")) return true;
+  if (lib.rfind("libcudnn", 0) == 0 && allows("cudnn")) return true;
+  return false;
+}
+
+// Host objects nvcc itself emits for kernel registration and launch stubs.
+bool nvcc_generated(const std::string& name) {
+  for (const char* part : {"__fatDeviceText", "__cudaFatCubinHandle", "__device_stub__", "__nv_", "__cudaPrelinked",
+                           "completed.0", "__cudaRegister"})
+    if (name.find(part) != std::string::npos) return true;
+  return false;
+}
+
+struct rule {
+  const char* name;
+  std::regex re;
+  const char* library;  // non-null: allowed when the operator allows it
+};
+
+const std::vector<rule>& cuda_rules() {
+  static const std::vector<rule> r = {
+      {"device synchronization",
+       std::regex(R"(\b(cudaDeviceSynchronize|cudaStreamSynchronize|cudaEventSynchronize|cudaThreadSynchronize|cudaDeviceReset|cudaStreamWaitEvent|cudaStreamQuery)\b)"),
+       nullptr},
+      {"stream other than the given one",
+       std::regex(R"(\b(cudaStreamCreate\w*|cudaStreamDestroy|cudaStreamPerThread|cudaStreamLegacy|cudaStreamNonBlocking|cudaStreamDefault)\b)"),
+       nullptr},
+      {"memory allocation",
+       std::regex(R"(\b(cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaMallocManaged|malloc|calloc|realloc|free)\s*\()"),
+       nullptr},
+      {"memory copy", std::regex(R"(\b(cudaMemcpy\w*|cudaMemPrefetch\w*)\b)"), nullptr},
+      {"L2 persistence control",
+       std::regex(R"(\b(cudaDeviceSetLimit|cudaCtxResetPersistingL2Cache|cudaStreamSetAttribute|cudaLimitPersistingL2CacheSize|accessPolicyWindow|cudaAccessProperty\w*)\b)"),
+       nullptr},
+      {"timer", std::regex(R"(\b(cudaEvent\w*)\b)"), nullptr},
+      {"graph capture", std::regex(R"(\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b)"), nullptr},
+      {"CUDA driver API", std::regex(R"(\bcu[A-Z][A-Za-z0-9]+(_v\d+)?\s*\()"), nullptr},
+      {"device or context control", std::regex(R"(\b(cudaSetDevice\w*|cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaIpc\w*|cudaSetValidDevices)\b)"), nullptr},
+      {"vendor library header", std::regex(R"(#\s*include\s*[<"](cublas|cublasLt)[^>"]*[>"])"), "cublas"},
+      {"vendor library header", std::regex(R"(#\s*include\s*[<"](cudnn)[^>"]*[>"])"), "cudnn"},
+      {"vendor library header",
+       std::regex(R"(#\s*include\s*[<"](thrust|cufft|curand|cusparse|cusolver|nccl|cutlass|cute|torch|ATen|c10)[^>"]*[>"])"),
+       nullptr},
+      {"vendor library call", std::regex(R"(\b(thrust::\w+|cub::Device\w+|cutlass::\w+|cute::\w+))"), nullptr},
+  };
+  return r;
+}
+
+// Kernel launches with fewer than four configuration arguments run on the
+// default stream, not the one the evaluator gives.
+void scan_launches(const std::string& code, std::vector<policy_violation>& out) {
+  for (size_t pos = code.find("<<<"); pos != std::string::npos; pos = code.find("<<<", pos + 3)) {
+    const size_t end = code.find(">>>", pos + 3);
+    if (end == std::string::npos) break;
+    int depth = 0, commas = 0;
+    size_t last_comma = pos + 2;
+    for (size_t i = pos + 3; i < end; ++i) {
+      const char c = code[i];
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if (c == ')' || c == ']' || c == '}') --depth;
+      if (c == ',' && depth == 0) {
+        ++commas;
+        last_comma = i;
+      }
+    }
+    const int line = int(std::count(code.begin(), code.begin() + long(pos), '\n')) + 1;
+    const std::string stream = commas == 3 ? trim(code.substr(last_comma + 1, end - last_comma - 1)) : "";
+    if (commas < 3 || stream == "0" || stream == "nullptr" || stream == "NULL" || stream == "0x0")
+      out.push_back({line, "launch on the default stream", code.substr(pos, end + 3 - pos)});
+  }
+}
+
+// Mutable device globals (`.global` variables) and device-side allocation.
+std::vector<std::string> ptx_problems(const std::string& ptx) {
+  std::vector<std::string> out;
+  static const std::regex global_var(R"(^\s*(\.visible\s+|\.weak\s+|\.extern\s+)?\.global\s+(\.align\s+\d+\s+)?\.\w+\s+([A-Za-z_$][\w$]*))");
+  static const std::regex malloc_decl(R"(^\s*\.extern\s+\.func\s*(\([^)]*\))?\s*(malloc|free|__nv_aligned_device_malloc)\b)");
+  std::istringstream in(ptx);
+  std::string line;
+  std::set<std::string> globals;
+  bool device_malloc = false;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, global_var)) globals.insert(m[3].str());
+    if (std::regex_search(line, m, malloc_decl)) device_malloc = true;
+  }
+  if (!globals.empty()) {
+    std::string names;
+    for (const auto& g : globals) names += (names.empty() ? "" : ", ") + g;
+    out.push_back("keeps mutable device globals, which can carry results across calls: " + names);
+  }
+  if (device_malloc) out.push_back("allocates device memory inside a kernel (malloc/free in device code)");
+  return out;
+}
+
+}  // namespace
+
+std::vector<gpu_kernel_resources> parse_ptxas_report(const std::string& text) {
+  std::vector<gpu_kernel_resources> out;
+  static const std::regex entry(R"(Compiling entry function '([^']+)')");
+  static const std::regex props(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  static const std::regex barriers(R"(used (\d+) barriers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, entry)) {
+      out.push_back({});
+      out.back().name = m[1].str();
+      continue;
+    }
+    if (out.empty()) continue;
+    gpu_kernel_resources& k = out.back();
+    if (std::regex_search(line, m, props)) {
+      k.stack_bytes = to_int(m[1]);
+      k.spill_store_bytes = to_int(m[2]);
+      k.spill_load_bytes = to_int(m[3]);
+    }
+    if (std::regex_search(line, m, used)) {
+      k.registers = to_int(m[1]);
+      if (std::regex_search(line, m, barriers)) k.barriers = to_int(m[1]);
+      if (std::regex_search(line, m, smem)) k.shared_bytes = to_int(m[1]);
+    }
+  }
+  return out;
+}
+
+std::string nvcc_path() {
+  if (const char* n = std::getenv("KEVOLVE_NVCC"); n && *n) return n;
+  if (const char* path = std::getenv("PATH")) {
+    std::istringstream dirs(path);
+    std::string d;
+    while (std::getline(dirs, d, ':'))
+      if (!d.empty() && ::access((fs::path(d) / "nvcc").c_str(), X_OK) == 0) return (fs::path(d) / "nvcc").string();
+  }
+  return "/usr/local/cuda/bin/nvcc";
+}
+
+std::string detect_cuda_arch() {
+  if (const char* a = std::getenv("KEVOLVE_CUDA_ARCH"); a && *a) return a;
+  auto r = run_subprocess({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"},
+                          timeout_options(std::chrono::seconds(10)));
+  if (r && r->ok()) {
+    std::string cap = trim(r->output.substr(0, r->output.find('\n')));
+    cap.erase(std::remove(cap.begin(), cap.end(), '.'), cap.end());
+    if (!cap.empty() && std::all_of(cap.begin(), cap.end(), ::isdigit)) return "sm_" + cap;
+  }
+  return "sm_90";
+}
+
+fs::path cuda_worker_executable() {
+  if (const char* w = std::getenv("KEVOLVE_CUDA_WORKER"); w && *w) return w;
+  return worker_executable().parent_path() / "kevolve-cuda-worker";
+}
+
+cuda_compiler::cuda_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::string arch)
+    : cache_dir_(std::move(cache_dir)), timeout_(timeout), arch_(arch.empty() ? detect_cuda_arch() : std::move(arch)),
+      nvcc_(nvcc_path()) {}
+
+std::vector<std::string> cuda_compiler::flags(const std::vector<std::string>& libraries) const {
+  const std::string cc = arch_.substr(arch_.find('_') + 1);  // "90" or "90a"
+  std::vector<std::string> f = {"-std=c++17", "-O3", "-gencode", "arch=compute_" + cc + ",code=[sm_" + cc + ",compute_" + cc + "]",
+                                "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared", "-Xptxas", "-v", "-lineinfo",
+                                "-I" + (data_root() / "src" / "abi").string()};
+  for (const auto& l : libraries) {
+    if (l == "cublas") {
+      f.push_back("-lcublas");
+      f.push_back("-lcublasLt");
+    } else if (l == "cudnn") {
+      f.push_back("-lcudnn");
+    }
+  }
+  return f;
+}
+
+expected<std::string> cuda_compiler::toolchain() {
+  if (toolchain_id_.empty()) {
+    auto v = run_subprocess({nvcc_, "--version"}, timeout_options(std::chrono::seconds(20)));
+    if (!v || !v->ok())
+      return make_error(errc::toolchain_error, "cannot run " + nvcc_ + " (set KEVOLVE_NVCC or put nvcc on PATH)" +
+                                                   (v ? ": " + trim(v->output) : ""));
+    std::string ver = "unknown";
+    std::smatch m;
+    if (std::regex_search(v->output, m, std::regex(R"(V(\d+\.\d+\.\d+))"))) ver = m[1].str();
+    auto abi = read_file(data_root() / "src" / "abi" / "kevolve" / "abi.h");
+    toolchain_id_ = "nvcc " + ver + " (" + content_hash({v->output}).substr(0, 12) + ") | " + arch_ + " | abi " +
+                    content_hash({abi ? *abi : ""}).substr(0, 12);
+  }
+  return toolchain_id_;
+}
+
+expected<compiled_kernel> cuda_compiler::compile(const std::string& source, const std::vector<std::string>& libraries,
+                                                 const std::string& display_name) {
+  auto tool = toolchain();
+  if (!tool) return tl::unexpected(tool.error());
+  compiled_kernel k;
+  std::string flag_text;
+  for (const auto& f : flags(libraries)) flag_text += f + " ";
+  k.hash = content_hash({source, flag_text, *tool});
+  const fs::path so = cache_dir_ / (k.hash + ".so");
+  const fs::path ptx = cache_dir_ / (k.hash + ".ptx");
+  const fs::path meta = cache_dir_ / (k.hash + ".json");
+  k.report.target = arch_;
+
+  if (auto m = read_file(meta)) {
+    try {
+      auto j = nlohmann::json::parse(*m);
+      k.ok = j.at("ok").get<bool>();
+      k.report.seconds = j.at("seconds").get<double>();
+      k.report.diagnostics = j.at("diagnostics").get<std::string>();
+      k.report.code_bytes = j.at("code_bytes").get<size_t>();
+      k.report.kernels = parse_ptxas_report(k.report.diagnostics);
+      k.report.cached = true;
+      if (fs::exists(so) && fs::exists(ptx)) {
+        k.library = so;
+        return k;
+      }
+    } catch (const nlohmann::json::exception&) {
+      // A damaged entry is rebuilt below.
+    }
+    k = compiled_kernel{};
+    k.hash = content_hash({source, flag_text, *tool});
+    k.report.target = arch_;
+  }
+
+  std::error_code ec;
+  fs::create_directories(cache_dir_, ec);
+  if (ec) return make_error(errc::io_error, "cannot create compile cache " + cache_dir_.string() + ": " + ec.message());
+  auto work = temp_dir::create("kevolve-nvcc-");
+  if (!work) return tl::unexpected(work.error());
+  const fs::path src = work->path() / "kernel.cu";
+  const fs::path out = work->path() / "kernel.so";
+  const fs::path vers = work->path() / "exports.map";
+  {
+    std::ofstream(src, std::ios::binary) << source;
+    std::ofstream(vers) << "{ global: kevolve_kernel; local: *; };\n";
+  }
+  std::vector<std::string> argv = {nvcc_};
+  for (const auto& f : flags(libraries))
+    if (f.rfind("-l", 0) != 0) argv.push_back(f);
+  for (const std::string& f : std::vector<std::string>{"-keep", "-keep-dir", work->path().string(), "-Xlinker",
+                               "--version-script=" + vers.string(), "-Xlinker", "--no-undefined", src.string(), "-o",
+                               out.string()})
+    argv.push_back(f);
+  for (const auto& f : flags(libraries))
+    if (f.rfind("-l", 0) == 0) argv.push_back(f);
+
+  subprocess_options opts;
+  opts.timeout = timeout_;
+  opts.cwd = work->path().string();
+  opts.max_output_bytes = 64 * 1024;
+  auto r = run_subprocess(argv, opts);
+  if (!r) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": " + r.error().message);
+  k.report.seconds = r->seconds;
+  std::string diag = r->output;
+  for (size_t pos; (pos = diag.find(src.string())) != std::string::npos;) diag.replace(pos, src.string().size(), display_name);
+  k.report.diagnostics = diag;
+  k.report.kernels = parse_ptxas_report(diag);
+  if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": not found");
+  const fs::path kept_ptx = work->path() / "kernel.ptx";
+  if (r->timed_out) {
+    k.report.diagnostics = "compilation exceeded " + std::to_string(timeout_.count()) + " s and was killed\n" + diag;
+  } else if (r->ok() && fs::exists(out) && fs::exists(kept_ptx)) {
+    k.ok = true;
+    if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
+    for (const auto& [from, to] : std::vector<std::pair<fs::path, fs::path>>{{out, so}, {kept_ptx, ptx}}) {
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) return make_error(errc::io_error, "cannot store " + to.string() + ": " + ec.message());
+    }
+    k.library = so;
+  }
+  if (k.ok) {
+    nlohmann::json j = {{"ok", k.ok}, {"seconds", k.report.seconds}, {"diagnostics", k.report.diagnostics},
+                        {"code_bytes", k.report.code_bytes}, {"target", arch_}};
+    if (auto w = write_file_atomic(meta, j.dump()); !w) return tl::unexpected(w.error());
+  }
+  return k;
+}
+
+std::vector<policy_violation> scan_cuda_source(const std::string& source, const std::vector<std::string>& allowed) {
+  std::vector<policy_violation> out;
+  // Inline PTX is how Hopper's instructions are reached; the host side is
+  // still confined by the worker's sandbox and the import check.
+  for (auto& v : scan_source(source, allowed))
+    if (v.rule != "inline assembly") out.push_back(std::move(v));
+  const std::string code = strip_comments_and_strings(source);
+  for (const auto& r : cuda_rules()) {
+    if (r.library && std::find(allowed.begin(), allowed.end(), r.library) != allowed.end()) continue;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), r.re); it != std::sregex_iterator(); ++it) {
+      const size_t pos = size_t(it->position(0));
+      out.push_back({int(std::count(code.begin(), code.begin() + long(pos), '\n')) + 1, r.name, it->str(0)});
+    }
+  }
+  scan_launches(code, out);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+  return out;
+}
+
+abi_check check_cuda_library(const elf_report& elf, const std::string& ptx, const std::vector<std::string>& allowed) {
+  abi_check c;
+  // Exports, the CPU list of forbidden imports and load-time code first; the
+  // host statics of nvcc's registration are filtered out below.
+  elf_report host = elf;
+  host.mutable_statics.clear();
+  for (const auto& s : elf.mutable_statics)
+    if (!nvcc_generated(s)) host.mutable_statics.push_back(s);
+  // nvcc adds one constructor (fatbinary registration) to the usual one.
+  if (host.init_functions > 0) --host.init_functions;
+  c = check_candidate_library(host);
+  if (c.result != status::ok) return c;
+
+  std::string bad;
+  for (const auto& imp : elf.needed)
+    if (!allowed_needed(imp, allowed)) bad += (bad.empty() ? "" : ", ") + imp;
+  if (!bad.empty()) {
+    c.result = status::suspicious;
+    c.reason = "links libraries the operator does not allow (library fallback): " + bad;
+    return c;
+  }
+  for (const auto& i : elf.imports) {
+    const std::string base = i.substr(0, i.find('@'));
+    const bool runtime = base.rfind("cuda", 0) == 0 || base.rfind("__cuda", 0) == 0 || base.rfind("cu", 0) == 0;
+    if (base.rfind("cublas", 0) == 0 && allowed_needed("libcublas.so", allowed)) continue;
+    if (base.rfind("cudnn", 0) == 0 && allowed_needed("libcudnn.so", allowed)) continue;
+    if (runtime && !kAllowedRuntime.count(base)) bad += (bad.empty() ? "" : ", ") + base;
+  }
+  if (!bad.empty()) {
+    c.result = status::suspicious;
+    c.reason = "calls CUDA functions a kernel may not use (synchronization, streams, allocation, copies, cache "
+               "control, events or libraries): " + bad;
+    return c;
+  }
+  for (const auto& p : ptx_problems(ptx)) {
+    c.result = status::suspicious;
+    c.reason = p;
+    return c;
+  }
+  return c;
+}
+
+const std::string& cuda_backend::toolchain_id() {
+  if (id_.empty()) {
+    auto t = compiler_.toolchain();
+    id_ = t ? *t : "nvcc unavailable";
+  }
+  return id_;
+}
+
+expected<abi_check> cuda_backend::check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const {
+  auto elf = inspect_elf(k.library);
+  if (!elf) return tl::unexpected(elf.error());
+  auto ptx = read_file(cuda_compiler::ptx_path(k));
+  if (!ptx) return tl::unexpected(ptx.error());
+  return check_cuda_library(*elf, *ptx, allowed);
+}
+
+worker_options cuda_backend::worker(int threads, bool sandbox, uint64_t) const {
+  worker_options wo;
+  wo.executable = cuda_worker_executable();
+  wo.threads = threads;
+  wo.sandbox = sandbox;
+  wo.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
+  wo.start_timeout = std::chrono::milliseconds(60000);
+  return wo;
+}
+
+}  // namespace kevolve::eval

@@ -1,0 +1,44 @@
+// TRUST row 9: pins its input in L2 with an access-policy window.
+#include <cuda_runtime.h>
+#include <math.h>
+#include "kevolve/abi.h"
+
+__global__ void softmax_rows(const float* x, float* y, long n) {
+  __shared__ float red[256];
+  const float* xr = x + blockIdx.x * n;
+  float* yr = y + blockIdx.x * n;
+  float m = -INFINITY;
+  for (long i = threadIdx.x; i < n; i += 256) m = fmaxf(m, xr[i]);
+  red[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+    __syncthreads();
+  }
+  m = red[0];
+  __syncthreads();
+  float sum = 0.f;
+  for (long i = threadIdx.x; i < n; i += 256) sum += expf(xr[i] - m);
+  red[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float inv = 1.f / red[0];
+  for (long i = threadIdx.x; i < n; i += 256) yr[i] = expf(xr[i] - m) * inv;
+}
+
+extern "C" int kevolve_kernel(const kv_args* a, cudaStream_t stream) {
+  const float* x = static_cast<const float*>(a->inputs[0].data);
+  float* y = static_cast<float*>(a->outputs[0].data);
+  const long rows = a->inputs[0].dims[0], n = a->inputs[0].dims[1];
+  cudaStreamAttrValue v = {};
+  v.accessPolicyWindow.base_ptr = const_cast<float*>(x);
+  v.accessPolicyWindow.num_bytes = size_t(rows * n * 4);
+  v.accessPolicyWindow.hitRatio = 1.f;
+  v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &v);
+  softmax_rows<<<unsigned(rows), 256, 0, stream>>>(x, y, n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+}
