@@ -59,7 +59,10 @@ void deliver(self_ptr self, sweep::outbox out) {
   for (const auto& n : out.notices)
     if (w.on_notice) w.on_notice(n);
   if (out.progress && w.on_progress) w.on_progress(*w.core);
-  for (int rank : out.shutdowns) self->send(w.bridge, route_atom::value, int32_t(rank), caf::make_message(shutdown_msg{out.finalize}));
+  for (int rank : out.stops)
+    self->send(w.bridge, route_atom::value, int32_t(rank), caf::make_message(shutdown_msg{false, false}));
+  for (int rank : out.shutdowns)
+    self->send(w.bridge, route_atom::value, int32_t(rank), caf::make_message(shutdown_msg{true, out.finalize}));
   if (w.core->done() && !self->state.finishing) {
     self->state.finishing = true;
     for (auto& [id, a] : w.local) self->send_exit(a, caf::exit_reason::user_shutdown);
@@ -89,6 +92,7 @@ caf::behavior coordinator_actor(self_ptr self, coordinator_wiring* wiring) {
       [=](const sweep::eval_result& r) { on_result(self, r); },
       [=](const store::rank_record& beat) { deliver(self, self->state.w->core->on_heartbeat(beat, now(self))); },
       [=](const signal_notice& n) { deliver(self, self->state.w->core->on_signal(n.rank, n.signo, now(self))); },
+      [=](const rank_bye& b) { deliver(self, self->state.w->core->on_bye(b.rank, now(self))); },
       [=](const codec_failure& f) { deliver(self, self->state.w->core->on_codec_failure(f.source, f.message, now(self))); },
       [=](tick_atom) {
         auto& st = self->state;

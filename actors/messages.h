@@ -15,10 +15,19 @@
 
 namespace kevolve::actors {
 
-// Coordinator -> evaluator rank: stop after the current evaluation.
-// `finalize`: every rank is alive, so MPI can be finalized together.
+// Coordinator -> evaluator rank, in two steps: first "stop and say bye"
+// (final_word false), then, once every rank said bye or a timeout passed,
+// the final word: `finalize` when every rank answered, so MPI can be
+// finalized together (Open MPI's finalize waits for every rank, a dead one
+// too).
 struct shutdown_msg {
+  bool final_word = true;
   bool finalize = true;
+};
+
+// Evaluator rank -> coordinator: stopped, alive, waiting for the final word.
+struct rank_bye {
+  int32_t rank = 0;
 };
 
 // Evaluator rank -> coordinator: this rank received a signal.
@@ -50,7 +59,11 @@ struct checkpoint_done {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shutdown_msg& x) {
-  return f(caf::meta::type_name("shutdown_msg"), x.finalize);
+  return f(caf::meta::type_name("shutdown_msg"), x.final_word, x.finalize);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rank_bye& x) {
+  return f(caf::meta::type_name("rank_bye"), x.rank);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_notice& x) {
@@ -121,6 +134,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(kevolve, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(kevolve, (kevolve::actors::signal_notice))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::actors::codec_failure))
   CAF_ADD_TYPE_ID(kevolve, (kevolve::actors::checkpoint_done))
+  CAF_ADD_TYPE_ID(kevolve, (kevolve::actors::rank_bye))
   CAF_ADD_ATOM(kevolve, kevolve::actors, tick_atom, "tick")
   CAF_ADD_ATOM(kevolve, kevolve::actors, route_atom, "route")
   CAF_ADD_ATOM(kevolve, kevolve::actors, flush_atom, "flush")

@@ -30,6 +30,8 @@ struct rank_state {
   clock::time_point started, last_heartbeat, heard_from_coordinator, signalled_at;
   int queued = 0;
   bool signalled = false;
+  bool stopping = false;  // asked to stop, waiting for the final word
+  clock::time_point stopping_since;
   bool exited = false;
 };
 
@@ -78,7 +80,19 @@ caf::behavior rank_actor(self_ptr self, rank_config config, caf::actor bridge, c
             });
       },
       [=](const store::rank_record&) { self->state.heard_from_coordinator = clock::now(); },
-      [=](const shutdown_msg& m) { leave(self, rank_exit{m.finalize, self->state.config.hello.error.empty() ? 0 : 2, ""}); },
+      [=](const shutdown_msg& m) {
+        auto& st = self->state;
+        st.heard_from_coordinator = clock::now();
+        if (m.final_word) {
+          leave(self, rank_exit{m.finalize, st.config.hello.error.empty() ? 0 : 2, ""});
+          return;
+        }
+        // Stop evaluating; say we are alive; wait for the final word.
+        st.stopping = true;
+        st.stopping_since = clock::now();
+        self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
+        to_coordinator(self, caf::make_message(rank_bye{st.config.hello.rank}));
+      },
       [=](tick_atom) {
         auto& st = self->state;
         if (st.exited) return;
@@ -89,6 +103,10 @@ caf::behavior rank_actor(self_ptr self, rank_config config, caf::actor bridge, c
         }
         if (st.signalled && seconds_since(st.signalled_at) > st.config.grace_seconds) {
           leave(self, rank_exit{false, 1, "rank 0 did not stop the sweep within the grace period after a signal"});
+          return;
+        }
+        if (st.stopping && seconds_since(st.stopping_since) > 30) {
+          leave(self, rank_exit{false, 0, "no final word from rank 0 within 30 s of its stop: leaving without MPI_Finalize"});
           return;
         }
         if (seconds_since(st.heard_from_coordinator) > st.config.silence_seconds) {

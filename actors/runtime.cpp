@@ -70,7 +70,7 @@ void stop_evaluator_ranks(transport::transport& link) {
   caf::actor_system sys{cfg};
   link.start([](int, std::vector<char>) {});  // hellos that arrive are not needed
   for (int r = 1; r < link.size(); ++r)
-    if (auto bytes = encode(sys, caf::make_message(shutdown_msg{true}))) link.send(r, std::move(*bytes));
+    if (auto bytes = encode(sys, caf::make_message(shutdown_msg{true, true}))) link.send(r, std::move(*bytes));
   link.stop(std::chrono::seconds(5));
 }
 

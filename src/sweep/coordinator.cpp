@@ -217,6 +217,10 @@ outbox coordinator::on_codec_failure(int rank, const std::string& message, doubl
 
 outbox coordinator::on_tick(double now) {
   outbox out;
+  if (phase_ == phase::farewell) {
+    if (now >= farewell_until_) conclude(out);
+    return out;
+  }
   if (phase_ == phase::greeting) {
     if (now - started_ > scheduler_->spec().runtime.hello_seconds) {
       std::string missing;
@@ -254,18 +258,39 @@ void coordinator::fail(outbox& out, double now, error e) {
 }
 
 void coordinator::finish(outbox& out, double now) {
-  phase_ = phase::done;
-  bool all_alive = true;
-  for (const auto& [rank, view] : dispatcher_.ranks()) all_alive &= view.state != "retired";
-  for (int r : remote_) {
-    const auto v = dispatcher_.ranks();
-    const auto it = v.find(r);
-    if (it == v.end() || it->second.state != "retired") out.shutdowns.push_back(r);
-  }
-  out.finalize = all_alive && outcome_.how != outcome::kind::failed;
-  outcome_.finalize = out.finalize;
   scheduler_->set_rank_stats(rank_table(now));
   outcome_.record = scheduler_->snapshot();
+  const auto ranks = dispatcher_.ranks();
+  for (int r : remote_) {
+    const auto it = ranks.find(r);
+    if (it == ranks.end() || it->second.state != "retired") farewell_.insert(r);
+  }
+  out.stops.assign(farewell_.begin(), farewell_.end());
+  farewell_complete_ = ranks.size() >= remote_.size();
+  for (const auto& [rank, view] : ranks) farewell_complete_ &= view.state != "retired";
+  if (farewell_.empty()) {
+    conclude(out);
+    return;
+  }
+  phase_ = phase::farewell;
+  farewell_until_ = now + std::min(10.0, scheduler_->spec().runtime.silence_seconds);
+}
+
+outbox coordinator::on_bye(int rank, double) {
+  outbox out;
+  if (phase_ != phase::farewell) return out;
+  farewell_.erase(rank);
+  if (farewell_.empty()) conclude(out);
+  return out;
+}
+
+void coordinator::conclude(outbox& out) {
+  // A rank that did not say bye may be dead: nobody waits for it in MPI_Finalize.
+  const bool everyone = farewell_.empty() && farewell_complete_;
+  for (int r : remote_) out.shutdowns.push_back(r);
+  out.finalize = everyone && outcome_.how != outcome::kind::failed;
+  outcome_.finalize = out.finalize;
+  phase_ = phase::done;
 }
 
 std::vector<rank_stats> coordinator::rank_table(double now) const {
@@ -276,7 +301,7 @@ std::vector<rank_stats> coordinator::rank_table(double now) const {
     s.rank = rank;
     s.host = view.host;
     s.backend = view.backend;
-    const bool ending = phase_ == phase::done || phase_ == phase::checkpointing;  // the final checkpoint
+    const bool ending = phase_ == phase::done || phase_ == phase::checkpointing || phase_ == phase::farewell;
     s.state = ending && view.state == "active" ? "finished" : view.state;
     s.deadline_misses = view.deadline_misses;
     s.queue_depth = view.queue_depth;

@@ -26,8 +26,9 @@ struct outbox {
   std::vector<std::pair<int, rank_start>> starts;
   std::optional<store::sweep_record> checkpoint;  // write this
   uint64_t checkpoint_sequence = 0;
-  std::vector<int> shutdowns;  // ranks to stop
-  bool finalize = true;        // every rank alive: MPI can finish together
+  std::vector<int> stops;      // ranks to stop: they answer with a bye
+  std::vector<int> shutdowns;  // ranks to end: the final word
+  bool finalize = true;        // every rank said bye: MPI can finish together
   std::vector<std::string> notices;  // for the user, one line each
   bool progress = false;             // a verdict was recorded: show progress
 };
@@ -58,6 +59,8 @@ class coordinator {
   outbox on_signal(int rank, int signo, double now);
   // A rank's message could not be read: it cannot take part.
   outbox on_codec_failure(int rank, const std::string& message, double now);
+  // A stopped rank is alive and waits for the final word.
+  outbox on_bye(int rank, double now);
   // Timers: deadlines, silence, checkpoint period, drain deadline.
   outbox on_tick(double now);
 
@@ -68,11 +71,12 @@ class coordinator {
   std::vector<rank_stats> rank_table(double now) const;
 
  private:
-  enum class phase { greeting, running, draining, checkpointing, done };
+  enum class phase { greeting, running, draining, checkpointing, farewell, done };
   void fill(outbox& out, double now);
   void request_checkpoint(outbox& out, double now);
   void begin_stop(outbox& out, double now, const std::string& why);
   void finish(outbox& out, double now);
+  void conclude(outbox& out);
   void fail(outbox& out, double now, error e);
   void count(const eval_result& r);
 
@@ -93,6 +97,9 @@ class coordinator {
   uint64_t checkpoint_sequence_ = 0;
   uint64_t final_sequence_ = 0;
   bool final_pending_ = false;
+  std::set<int> farewell_;  // stopped ranks that have not said bye
+  bool farewell_complete_ = true;
+  double farewell_until_ = 0;
   outcome outcome_;
 };
 

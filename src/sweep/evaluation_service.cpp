@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "eval/backends/cpu_probe.h"
+#include "eval/backends/cuda_probe.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
 
@@ -11,7 +12,12 @@ namespace kevolve::sweep {
 
 expected<void> probe_backend(const std::string& backend) {
   if (backend == "cpu") return {};
-  return make_error(errc::toolchain_error, "this build of kevolve cannot evaluate backend '" + backend + "' (available: cpu)");
+  if (backend == "cuda") {
+    auto hw = eval::cuda_hardware_profile(false);
+    if (!hw) return make_error(errc::toolchain_error, "backend 'cuda' is not usable here: " + hw.error().message);
+    return {};
+  }
+  return make_error(errc::toolchain_error, "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda)");
 }
 
 struct task_evaluators::entry {
@@ -36,12 +42,14 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   if (operator_files_hash(*op) != r.op_hash)
     return make_error(errc::invalid_input, "operator '" + r.op_source + "' differs between rank 0 and rank " +
                                                std::to_string(rank_) + ": every node must see the same operator files");
+  // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  auto hw = hardware_.find(threads);
+  const int profile_key = r.backend == "cuda" ? -1 : threads;
+  auto hw = hardware_.find(profile_key);
   if (hw == hardware_.end()) {
-    auto profile = eval::cpu_hardware_profile(threads, false);
+    auto profile = r.backend == "cuda" ? eval::cuda_hardware_profile(false) : eval::cpu_hardware_profile(threads, false);
     if (!profile) return tl::unexpected(profile.error());
-    hw = hardware_.emplace(threads, std::move(*profile)).first;
+    hw = hardware_.emplace(profile_key, std::move(*profile)).first;
   }
   eval::evaluator_options eo;
   eo.threads = s.threads;

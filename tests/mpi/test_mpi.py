@@ -195,13 +195,16 @@ class Faults(Checks):
 
     def test_a_rank_that_exits_is_retired_under_enable_recovery(self):
         with tempfile.TemporaryDirectory() as d:
-            cfg, p = self.start(d, 4, 5, extra=["--enable-recovery"])
-            wait_for_evaluations(Path(d) / "s.h5", 3)
+            # Long enough that the sweep outlives the 4 s of silence after the kill.
+            cfg, p = self.start(d, 4, 10, extra=["--enable-recovery"])
+            wait_for_evaluations(Path(d) / "s.h5", 2)
             os.kill(rank_pid(3, cfg), signal.SIGKILL)
             rc, out = finish(p)
             self.assertIn("rank 3 has not been heard from", out)
             self.assertIn("wrote", out)
-            self.assert_complete(Path(d) / "s.h5", 5, out)
+            self.assert_complete(Path(d) / "s.h5", 10, out)
+            states = {r["rank"]: r["state"] for r in rank_rows(Path(d) / "s.h5")}
+            self.assertEqual(states[3], "retired", states)
 
     def test_a_rank_that_exits_ends_the_job_and_resume_loses_nothing(self):
         with tempfile.TemporaryDirectory() as d:
