@@ -84,8 +84,7 @@ expected<std::string> choose_backend(const spec::sweep_spec& spec, int rank) {
     }
   if (!backend.empty()) {
     if (auto ok = sweep::probe_backend(backend); !ok)
-      return make_error(ok.error().code, "rank " + std::to_string(rank) + " was given backend '" + backend + "' by " + from +
-                                             ", but " + ok.error().message);
+      return make_error(ok.error().code, "given backend '" + backend + "' by " + from + ", but " + ok.error().message);
     return backend;
   }
   std::string why;
@@ -94,7 +93,7 @@ expected<std::string> choose_backend(const spec::sweep_spec& spec, int rank) {
     if (ok) return b;
     why += (why.empty() ? "" : "; ") + ok.error().message;
   }
-  return make_error(errc::toolchain_error, "rank " + std::to_string(rank) + " can evaluate none of the sweep's backends: " + why);
+  return make_error(errc::toolchain_error, "can evaluate none of the sweep's backends: " + why);
 }
 
 std::pair<int, bool> run_evaluator_rank(evaluator_run run) {
@@ -127,7 +126,6 @@ std::pair<int, bool> run_evaluator_rank(evaluator_run run) {
   start_delivery(sys, *run.link, agent);
   rank_exit how = finished.get();
   if (!how.message.empty()) log::error("rank {}: {}", rank, how.message);
-  if (!hello.error.empty()) log::error("{}", hello.error);
   const bool drained = run.link->stop(std::chrono::seconds(5));
   return {how.status, how.finalize && drained};
 }

@@ -135,7 +135,9 @@ int run_sweep(const cli::run_command& cmd) {
       break;
   }
   const int code = report_error(outcome->failure);
-  std::fprintf(stderr, "what was done so far is in %s (continue with --resume once the cause is fixed)\n", options.store.c_str());
+  std::error_code ec;
+  if (fs::exists(options.store, ec))
+    std::fprintf(stderr, "what was done so far is in %s (continue with --resume once the cause is fixed)\n", options.store.c_str());
   return leave(link.get(), outcome->finalize, code);
 }
 

@@ -34,7 +34,7 @@ outbox coordinator::on_hello(const rank_hello& h, double now) {
   outbox out;
   if (phase_ != phase::greeting || !expected_.erase(h.rank)) return out;
   if (!h.error.empty()) {
-    hello_errors_.push_back("rank " + std::to_string(h.rank) + " on " + h.host + ": " + h.error);
+    hello_errors_.push_back("rank " + std::to_string(h.rank) + " (" + h.host + "): " + h.error);
   } else {
     dispatcher_.add_evaluator(h.rank, h.backend, h.host, now);
     stats_[h.rank].rank = h.rank;

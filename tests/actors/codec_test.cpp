@@ -85,7 +85,7 @@ TEST_F(Codec, ControlMessagesRoundTrip) {
   auto mb = round_trip(caf::make_message(beat));
   ASSERT_TRUE(mb.match_elements<store::rank_record>());
   EXPECT_EQ(mb.get_as<store::rank_record>(0).by_status.at("timeout"), 1);
-  auto ms = round_trip(caf::make_message(shutdown_msg{false}));
+  auto ms = round_trip(caf::make_message(shutdown_msg{false, false}));
   ASSERT_TRUE(ms.match_elements<shutdown_msg>());
   EXPECT_FALSE(ms.get_as<shutdown_msg>(0).finalize);
   auto mn = round_trip(caf::make_message(signal_notice{4, 15}));

@@ -170,6 +170,21 @@ class DistributedSweeps(Checks):
                 self.assertTrue(all(r["state"] == "finished" for r in ranks), ranks)
 
 
+class RankRoles(unittest.TestCase):
+    def test_a_rank_without_its_backend_stops_the_job_before_it_starts(self):
+        if subprocess.run(["sh", "-c", "nvidia-smi -L"], capture_output=True).returncode == 0:
+            self.skipTest("this node has a CUDA device: rank 2 could serve cuda")
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "roles.yaml"
+            cfg.write_text(sweep_yaml(["ts_silu"], 2).replace("backends: [cpu]", "backends: [cpu, cuda]") +
+                           'runtime:\n  ranks:\n    - {ranks: "1", backend: cpu}\n    - {ranks: "2", backend: cuda}\n')
+            rc, out = finish(mpirun(3, "run", cfg, "--store", "s.h5", cwd=d), timeout=120)
+            self.assertNotEqual(rc, 0, out[-3000:])
+            self.assertIn("rank 2 (", out)
+            self.assertIn("given backend 'cuda' by the rank map (runtime.ranks), but backend 'cuda' is not usable here", out)
+            self.assertFalse((Path(d) / "s.h5").exists(), "a store was written before the sweep started")
+
+
 class Faults(Checks):
     OPS = ["ts_softmax", "ts_bias_gelu", "ts_rmsnorm", "ts_silu"]
     RUNTIME = "runtime: {heartbeat_seconds: 0.5, silence_seconds: 4, deadline_seconds: 60, grace_seconds: 20}\n"

@@ -70,11 +70,11 @@ TEST_F(SweepSpec, UnknownPolicyIsRefused) {
 TEST_F(SweepSpec, UnknownOperatorAndBackendAreRefused) {
   std::string y = valid();
   y.replace(y.find("layernorm"), 9, "no_such_op");
-  y.replace(y.find("[cpu]"), 5, "[cpu, cuda]");
+  y.replace(y.find("[cpu]"), 5, "[cpu, hip]");
   auto s = load_sweep(write(y));
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("unknown operator 'no_such_op'"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'cuda'"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'hip'"), std::string::npos) << s.error().message;
 }
 
 TEST_F(SweepSpec, AStopRuleIsRequired) {
@@ -90,6 +90,48 @@ TEST_F(SweepSpec, CompatibilityIgnoresTheCheckpointPeriodOnly) {
   ASSERT_TRUE(a && b && c);
   EXPECT_EQ(compatibility_text(*a), compatibility_text(*b));
   EXPECT_NE(compatibility_text(*a), compatibility_text(*c));
+}
+
+TEST_F(SweepSpec, RuntimeRankMapAndPrioritiesLoad) {
+  std::string y = valid();
+  y.replace(y.find("  backends: [cpu]\n"), 17, "  backends: [cpu]\n  priorities: {softmax: 3}\n");
+  y += "runtime:\n  ranks:\n    - {ranks: \"1-2\", backend: cpu}\n    - {ranks: \"5-\", backend: cpu}\n"
+       "  deadline_seconds: 30\n  silence_seconds: 10\n  grace_seconds: 20\n";
+  auto s = load_sweep(write(y));
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->priorities.at("softmax"), 3.0);
+  EXPECT_EQ(s->runtime.deadline_seconds, 30);
+  EXPECT_EQ(s->runtime.grace_seconds, 20);
+  EXPECT_EQ(backend_for_rank(s->runtime, 1), "cpu");
+  EXPECT_EQ(backend_for_rank(s->runtime, 2), "cpu");
+  EXPECT_EQ(backend_for_rank(s->runtime, 3), "");
+  EXPECT_EQ(backend_for_rank(s->runtime, 400), "cpu");
+}
+
+TEST_F(SweepSpec, BadRuntimeKeysNameTheKeyAndTheExpectation) {
+  struct bad_case {
+    std::string runtime, expected;
+  };
+  for (const bad_case& c : {
+           bad_case{"  ranks:\n    - {ranks: \"4-2\", backend: cpu}\n", "'runtime.ranks[0].ranks' must be a rank"},
+           bad_case{"  ranks:\n    - {ranks: \"0\", backend: cpu}\n", "'runtime.ranks[0].ranks'"},
+           bad_case{"  ranks:\n    - {ranks: \"1\", backend: cuda}\n", "not in sweep.backends"},
+           bad_case{"  ranks:\n    - {ranks: \"1\"}\n", "runtime.ranks[0].backend"},
+           bad_case{"  deadline_seconds: 0\n", "'runtime.deadline_seconds' must be at least"},
+           bad_case{"  heartbeat_seconds: 5\n  silence_seconds: 8\n", "more than twice runtime.heartbeat_seconds"},
+           bad_case{"  deadlines: 3\n", "runtime.deadlines"},
+       }) {
+    auto s = load_sweep(write(valid() + "runtime:\n" + c.runtime));
+    ASSERT_FALSE(s.has_value()) << c.runtime;
+    EXPECT_NE(s.error().message.find(c.expected), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("sweep.yaml:"), std::string::npos) << s.error().message;
+  }
+  std::string y = valid();
+  y.replace(y.find("  backends: [cpu]\n"), 17, "  backends: [cpu]\n  priorities: {gemm_bias_relu: 2}\n");
+  auto p = load_sweep(write(y));
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message.find("'sweep.priorities.gemm_bias_relu' names an operator that is not in sweep.operators"),
+            std::string::npos) << p.error().message;
 }
 
 }  // namespace
