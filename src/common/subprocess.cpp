@@ -68,6 +68,12 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
     // Child: only async-signal-safe calls until exec.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // A batch system's warning signals (Slurm's --signal) are for kevolve,
+    // not for its compilers: ignored here, and across exec.
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGUSR1, &ignore, nullptr);
+    ::sigaction(SIGUSR2, &ignore, nullptr);
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     const int devnull = ::open("/dev/null", O_RDONLY);

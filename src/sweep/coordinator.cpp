@@ -120,19 +120,29 @@ outbox coordinator::on_result(const eval_result& r, double now) {
   count(r);
   auto request = dispatcher_.complete(r.rank, r.id, now);
   if (!request || (phase_ != phase::running && phase_ != phase::draining)) return out;
-  if (auto rec = scheduler_->record(*request, r); !rec) {
+  // After a stop signal, a failure may be the signal's doing (a compiler or
+  // worker killed by the batch system): it is not recorded, and the node
+  // runs again on --resume. A passing or wrong result is the kernel's own.
+  if (phase_ == phase::draining && r.error.empty() && r.status != "ok" && r.status != "wrong_result" &&
+      r.status != "suspicious") {
+    out.notices.push_back("node " + std::to_string(request->node) + " of " + request->task_id + " ended " + r.status +
+                          " during the stop: kept pending, it runs again on --resume");
+  } else if (auto rec = scheduler_->record(*request, r); !rec) {
     fail(out, now, rec.error());
     return out;
+  } else {
+    out.progress = true;
   }
-  out.progress = true;
-  if (phase_ == phase::running) {
-    if (now - last_checkpoint_ >= scheduler_->spec().checkpoint_seconds) request_checkpoint(out, now);
-    fill(out, now);
-  } else if (dispatcher_.held() == 0) {
-    phase_ = phase::checkpointing;
-    final_pending_ = true;
-    request_checkpoint(out, now);
+  if (phase_ == phase::draining) {
+    if (dispatcher_.held() == 0) {
+      phase_ = phase::checkpointing;
+      final_pending_ = true;
+      request_checkpoint(out, now);
+    }
+    return out;
   }
+  if (now - last_checkpoint_ >= scheduler_->spec().checkpoint_seconds) request_checkpoint(out, now);
+  fill(out, now);
   return out;
 }
 

@@ -21,10 +21,17 @@ void dispatcher::enqueue(eval_request request, bool front) {
 
 std::vector<std::pair<int, eval_request>> dispatcher::assign(double now) {
   std::vector<std::pair<int, eval_request>> out;
-  for (auto& [rank, e] : evaluators_) {
-    if (e.state != "active") continue;
-    auto& q = ready_[e.backend];
-    while (int(e.held.size()) < config_.queue_depth && !q.empty()) {
+  // Fill the emptiest evaluators first: an idle rank gets work before a
+  // busy one gets its next request.
+  std::vector<std::pair<size_t, int>> order;
+  for (const auto& [rank, e] : evaluators_)
+    if (e.state == "active") order.emplace_back(e.held.size(), rank);
+  for (int level = 0; level < config_.queue_depth; ++level)
+    for (const auto& [held, rank] : order) {
+      evaluator& e = evaluators_.at(rank);
+      if (int(e.held.size()) > level) continue;
+      auto& q = ready_[e.backend];
+      if (q.empty()) continue;
       // The task this rank did last keeps its evaluator warm there.
       auto pick = q.begin();
       for (auto it = q.begin(); it != q.end() && it - q.begin() < 16; ++it)
@@ -41,7 +48,6 @@ std::vector<std::pair<int, eval_request>> dispatcher::assign(double now) {
       e.last_task = r.request.task_id;
       out.emplace_back(rank, r.request);
     }
-  }
   return out;
 }
 

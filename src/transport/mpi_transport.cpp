@@ -123,7 +123,7 @@ void mpi_transport::progress_loop() {
     // Idle, or only waiting on posted sends: sleep, waking for new sends.
     std::unique_lock<std::mutex> lock(mutex_);
     wake_.wait_for(lock, backoff, [this] { return stopping_ || !outbox_.empty(); });
-    backoff = std::min(backoff * 2, std::chrono::microseconds(2000));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(5000));
   }
   // Sends to a peer that never receives stay posted (their buffers leak with
   // this thread's exit); the caller then leaves without MPI_Finalize.

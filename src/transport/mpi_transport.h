@@ -1,7 +1,7 @@
 // The MPI transport: one progress thread per rank owns every MPI call after
 // MPI_Init_thread (so MPI_THREAD_SERIALIZED suffices). It posts queued sends
 // with MPI_Isend, tests them, and polls for messages with MPI_Iprobe; when
-// there is nothing to do it sleeps with a growing backoff (50 us to 2 ms) and
+// there is nothing to do it sleeps with a growing backoff (50 us to 5 ms) and
 // wakes at once when a send is queued, so an idle rank costs well under 5% of
 // a core (see ../shared/STACK.md on why blocking probes are worse).
 #pragma once

@@ -37,6 +37,21 @@ TEST(Dispatcher, FillsEveryRankToItsQueueDepth) {
   EXPECT_EQ(more[0].first, sent[0].first);
 }
 
+TEST(Dispatcher, AnIdleRankIsServedBeforeABusyOneGetsItsSecondRequest) {
+  dispatcher d = two_ranks();
+  d.enqueue(request(1));
+  d.enqueue(request(2));
+  auto sent = d.assign(0);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_NE(sent[0].first, sent[1].first);  // one each, not two for rank 1
+  d.complete(sent[0].first, sent[0].second.id, 1);
+  d.enqueue(request(3));
+  d.enqueue(request(4));
+  auto next = d.assign(1);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].first, sent[0].first);  // the rank with nothing left comes first
+}
+
 TEST(Dispatcher, PrefersTheTaskARankDidLast) {
   dispatcher d({1, 10, 5});
   d.add_evaluator(1, "cpu", "a", 0);
@@ -51,12 +66,14 @@ TEST(Dispatcher, PrefersTheTaskARankDidLast) {
 }
 
 TEST(Dispatcher, ALateRankIsSuspectAndItsWorkGoesElsewhereOnce) {
-  dispatcher d = two_ranks(10, 100);
+  dispatcher d({2, 10, 100});
+  d.add_evaluator(1, "cpu", "a", 0);
   d.enqueue(request(1));
   d.enqueue(request(2));
-  auto first = d.assign(0);  // rank 1 takes both
+  auto first = d.assign(0);  // rank 1, alone, takes both
   ASSERT_EQ(first.size(), 2u);
-  EXPECT_EQ(first[0].first, 1);
+  EXPECT_EQ(first[1].first, 1);
+  d.add_evaluator(2, "cpu", "b", 0);
   d.heard_from(1, 11);
   d.heard_from(2, 11);
   auto events = d.check(11);
