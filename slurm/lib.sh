@@ -31,6 +31,8 @@ kv_setup() {
 }
 
 KV_SIGNAL=""
+KV_PID=""
+KV_RC=0
 kv_forward() {  # the signal's name
   KV_SIGNAL=$1
   kv_log "got SIG$1: rank 0 writes its final checkpoint and stops the ranks"
@@ -60,9 +62,9 @@ kv_finish() {
     exit 0
   fi
   kv_log "launcher exited with $rc; the store holds the last checkpoint: $KEVOLVE_BIN status $KV_STORE"
-  if [ "$KV_SIGNAL" = USR1 ] && [ "${KEVOLVE_REQUEUE_AT_LIMIT:-1}" = 1 ] && [ -n "$SLURM_JOB_ID" ]; then
+  if [ "$KV_SIGNAL" = USR1 ] && [ "${KEVOLVE_REQUEUE_AT_LIMIT:-1}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
     local id=$SLURM_JOB_ID
-    [ -n "$SLURM_ARRAY_JOB_ID" ] && id=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
+    [ -n "${SLURM_ARRAY_JOB_ID:-}" ] && id=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
     kv_log "time limit near: requeueing job $id, which resumes from $KV_STORE"
     scontrol requeue "$id" && exit 0
   fi

@@ -19,6 +19,8 @@ Run by CTest (test slurm_jobs); by hand:
 """
 import hashlib
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -65,6 +67,9 @@ def nodes_of(store):
         for name in f["tasks"]:
             g = f["tasks"][name]
             text = g["text"][...].tobytes()
+            for n in g["nodes"][...]:  # a verdict must never come from the job's own signals
+                reason = text[int(n["reason_offset"]):int(n["reason_offset"]) + int(n["reason_length"])]
+                assert b"killed by signal" not in reason, f"{store}: node {n['id']}: {reason!r}"
             rows = [(int(n["id"]), int(n["parent"]), int(n["state"]), int(n["status"]),
                      hashlib.sha1(text[int(n["code_offset"]):int(n["code_offset"]) + int(n["code_length"])]).hexdigest())
                     for n in g["nodes"][...]]
@@ -78,6 +83,19 @@ def evaluated(store):
         return sum(sum(1 for r in rows if r[2] == 1 and r[0] > 0) for rows, _ in nodes_of(store).values())
     except (OSError, KeyError):
         return 0
+
+
+def job_pids(job):
+    """Processes whose environment says they belong to Slurm job `job` (batch shell, srun, ranks)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if f"SLURM_JOB_ID={job}".encode() in (d / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
 
 
 def sessions(store):
@@ -120,6 +138,8 @@ KEVOLVE_SIGNAL_LEAD=120
             cls.c.stop()
             left = [n for n, pid in cls.c.pids().items() if Path(f"/proc/{pid}").exists()]
             assert not left, f"daemons still running: {left}"
+            if not os.environ.get("KEVOLVE_KEEP_TEST_DIRS"):
+                shutil.rmtree(cls.c.dir, ignore_errors=True)
 
     def sbatch(self, *args):
         r = self.c.run(["sbatch", "--parsable", *map(str, args)], cwd=str(self.d), env=self.env)
@@ -142,17 +162,21 @@ KEVOLVE_SIGNAL_LEAD=120
             time.sleep(0.3)
         self.fail(f"{store}: fewer than {count} evaluations after {timeout} s\n{self.output(job)[-4000:]}")
 
-    def restart(self, job, count):
-        """Waits until the requeued job is pending again, then lets it start now (not BeginTime + 120 s)."""
+    def restart(self, job, count, store):
+        """Waits until the requeued job is pending again, takes the store's nodes (the interrupted
+        run's last checkpoint), then lets the job start now (not BeginTime + 120 s)."""
         end = time.time() + 120
+        snapshot = None
         while time.time() < end:
             j = self.c.job(job)
-            if j.get("JobState") == "PENDING" and int(j.get("Restarts", 0)) >= count:
-                break
-            time.sleep(0.3)
-        else:
-            self.fail(f"job {job} not requeued: {self.c.job(job)}\n{self.output(job)[-3000:]}")
-        self.c.run(["scontrol", "update", f"JobId={job}", "StartTime=now"])
+            if int(j.get("Restarts", 0)) >= count and j.get("JobState") == "RUNNING" and snapshot:
+                return snapshot
+            if int(j.get("Restarts", 0)) >= count and j.get("JobState") == "PENDING":
+                snapshot = snapshot or nodes_of(store)
+                # Slurm holds a requeued job for 120 s; the update fails while it is still completing.
+                self.c.run(["scontrol", "update", f"JobId={job}", "StartTime=now"])
+            time.sleep(0.5)
+        self.fail(f"job {job} did not restart: {self.c.job(job)}\n{self.output(job)[-3000:]}")
 
     def assert_complete(self, store, per_task, before=None):
         tasks = nodes_of(store)
@@ -200,8 +224,7 @@ KEVOLVE_SIGNAL_LEAD=120
         self.assertIn("estimated time left: about", st)
         # What --signal=B:USR1@N does before the time limit: USR1 to the batch shell.
         self.assertEqual(self.c.run(["scancel", "--batch", "--signal=USR1", job]).returncode, 0)
-        self.restart(job, 1)
-        first = nodes_of(store)
+        first = self.restart(job, 1, store)
         out = self.output(job)
         self.assertIn("got SIGUSR1", out)
         self.assertIn("requeueing job", out)
@@ -213,8 +236,7 @@ KEVOLVE_SIGNAL_LEAD=120
             self.assertLess(time.time(), end, self.output(job)[-3000:])
             time.sleep(0.3)
         self.assertEqual(self.c.run(["scontrol", "requeue", job]).returncode, 0)
-        self.restart(job, 2)
-        second = nodes_of(store)
+        second = self.restart(job, 2, store)
         self.wait_done(job)
         print(f"signalled + preempted job: {time.time() - t0:.1f} s", flush=True)
         out = self.output(job)
@@ -232,8 +254,19 @@ KEVOLVE_SIGNAL_LEAD=120
         store = self.d / "runs" / "killed.h5"
         job = self.sbatch("--ntasks=3", SLURM / "kevolve-homogeneous.slurm", cfg)
         self.wait_evaluations(store, 3, job)
-        self.assertEqual(self.c.run(["scancel", "--full", "--signal=KILL", job]).returncode, 0)
+        # SIGKILL to every process of the job at once, as the OOM killer or a dying node
+        # would (scancel --signal=KILL is turned into Slurm's TERM-then-KILL sequence).
+        killed = job_pids(job)
+        self.assertGreaterEqual(len(killed), 4, "batch shell, srun and 3 ranks expected")
+        for pid in killed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.c.wait_state(job, {"CANCELLED", "FAILED", "COMPLETED"}, 120)
+        out = self.output(job)
+        self.assertNotIn("got SIGTERM", out)
+        self.assertNotIn("stopped (", out)  # no final checkpoint: the periodic one must do
         before = nodes_of(store)  # readable
         self.assertIn("tasks:", self.status(store))
         tmp = list(store.parent.glob("killed.h5.tmp-*"))
