@@ -35,6 +35,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
 MpiDefault=none
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
