@@ -24,6 +24,8 @@ packages=(
   python3 python3-numpy python3-h5py python3-torch
   # the HTML report's test renders it headless
   chromium
+  # batch scripts in slurm/ and their test on a single-node cluster (no slurmdbd needed)
+  slurm-wlm munge
 )
 
 missing=()

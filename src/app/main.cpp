@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   }
   if (cl->command == "run") return app::run_sweep(cl->run);
   if (cl->command == "report") return app::run_report(cl->report);
+  if (cl->command == "status") return app::run_status(cl->status);
+  if (cl->command == "merge") return app::run_merge(cl->merge);
+  if (cl->command == "split") return app::run_split(cl->split);
   if (cl->command == "eval") return app::run_eval(cl->eval);
   if (cl->command == "ops") return app::run_ops(cl->ops);
   if (cl->command == "doctor") return app::run_doctor(cl->doctor);

@@ -16,6 +16,9 @@ const char* kUsage =
     "commands:\n"
     "  run      run a sweep from YAML (kevolve run CONFIG [--store PATH | --resume STORE])\n"
     "  report   the summary of a sweep's store (kevolve report STORE [--markdown | --csv] [--html OUT.html])\n"
+    "  status   where a sweep stands, also while it runs (kevolve status STORE)\n"
+    "  merge    combine the stores of a split sweep (kevolve merge OUT STORE...)\n"
+    "  split    split a sweep into one config per operator or backend (kevolve split CONFIG --by operator --out DIR)\n"
     "  eval     evaluate one kernel file against one operator\n"
     "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
     "  doctor   report what this machine has and measure its roofline\n"
@@ -107,6 +110,65 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
         return make_error(errc::invalid_input, "report: --markdown and --csv both choose the summary's format; give one");
       if (rvm.count("html") && cl.report.html.empty())
         return make_error(errc::invalid_input, "report: --html expects the path of the HTML file to write");
+      return cl;
+    }
+    if (cl.command == "status") {
+      po::options_description d("kevolve status options");
+      d.add_options()("help,h", "show help")("store", po::value<std::string>(&cl.status.store), "a sweep's store");
+      po::positional_options_description p;
+      p.add("store", 1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve status STORE");
+        return cl;
+      }
+      po::variables_map svm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), svm);
+      po::notify(svm);
+      if (cl.status.store.empty()) return make_error(errc::invalid_input, "status: expected a store (kevolve status STORE)");
+      return cl;
+    }
+    if (cl.command == "merge") {
+      po::options_description d("kevolve merge options");
+      d.add_options()("help,h", "show help")("force", po::bool_switch(&cl.merge.force), "replace OUT if it exists")(
+          "paths", po::value<std::vector<std::string>>(), "OUT STORE...");
+      po::positional_options_description p;
+      p.add("paths", -1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve merge OUT STORE... [--force]");
+        return cl;
+      }
+      po::variables_map mvm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), mvm);
+      po::notify(mvm);
+      std::vector<std::string> paths;
+      if (mvm.count("paths")) paths = mvm["paths"].as<std::vector<std::string>>();
+      if (paths.size() < 2)
+        return make_error(errc::invalid_input, "merge: expected the store to write and at least one store to merge (kevolve merge OUT STORE...)");
+      cl.merge.out = paths[0];
+      cl.merge.stores.assign(paths.begin() + 1, paths.end());
+      return cl;
+    }
+    if (cl.command == "split") {
+      po::options_description d("kevolve split options");
+      d.add_options()("help,h", "show help")("config", po::value<std::string>(&cl.split.config), "sweep YAML")(
+          "by", po::value<std::string>(&cl.split.by)->default_value("operator"), "operator | backend")(
+          "out", po::value<std::string>(&cl.split.out), "directory for the pieces (piece-000.yaml, ...)");
+      po::positional_options_description p;
+      p.add("config", 1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve split CONFIG --by operator|backend --out DIR");
+        return cl;
+      }
+      po::variables_map svm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), svm);
+      po::notify(svm);
+      if (cl.split.config.empty()) return make_error(errc::invalid_input, "split: expected a sweep YAML file (kevolve split CONFIG --out DIR)");
+      if (cl.split.by != "operator" && cl.split.by != "backend")
+        return make_error(errc::invalid_input, "split: --by must be operator or backend, got '" + cl.split.by + "'");
+      if (cl.split.out.empty()) return make_error(errc::invalid_input, "split: --out expects the directory to write the pieces to");
       return cl;
     }
     if (cl.command == "eval") {

@@ -43,6 +43,22 @@ struct report_command {
   bool csv = false;       // print the summary as CSV instead of text
 };
 
+struct status_command {
+  std::string store;
+};
+
+struct merge_command {
+  std::string out;                  // the merged store to write
+  std::vector<std::string> stores;  // the pieces
+  bool force = false;               // replace an existing `out`
+};
+
+struct split_command {
+  std::string config;  // the sweep YAML to split
+  std::string by;      // operator | backend
+  std::string out;     // directory for piece-NNN.yaml
+};
+
 struct doctor_command {
   bool remeasure = false;
   bool json = false;
@@ -50,10 +66,13 @@ struct doctor_command {
 };
 
 struct command_line {
-  std::string command;  // run | report | eval | ops | doctor | help | version
+  std::string command;  // run | report | status | merge | split | eval | ops | doctor | help | version
   std::string log_level = "warn";
   run_command run;
   report_command report;
+  status_command status;
+  merge_command merge;
+  split_command split;
   eval_command eval;
   ops_command ops;
   doctor_command doctor;

@@ -137,6 +137,11 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
     // Child: async-signal-safe calls only.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // A batch system signals every process of a job (Slurm: SIGUSR1 before the
+    // time limit, SIGTERM on preemption). The rank decides what to do; a worker
+    // killed mid-call would turn a good candidate into a failure. The evaluator
+    // itself stops workers with SIGKILL only.
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_IGN);
     // Move every source above the target range first, then into place.
     int moved[2 + wire::kMaxRegions + wire::kMaxLibs];
     size_t n = 0;
