@@ -28,6 +28,8 @@ expected<sweep::outcome> run_coordinator(coordinator_run run) {
   if (run.link)
     for (int r = 1; r < run.link->size(); ++r) remote.insert(r);
   auto core = std::make_unique<sweep::coordinator>(std::move(run.scheduler), remote);
+  // Slow synthesizers write ahead: as many children as the pool can write at once.
+  if (spec.synthesizer != "builtin") core->set_synthesis_ahead(run.synthesizers);
 
   system_config cfg(run.threads);
   caf::actor_system sys{cfg};

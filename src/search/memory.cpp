@@ -27,8 +27,12 @@ std::vector<node_id> context_for(memory_mode m, const tree& t, node_id parent, i
   switch (m) {
     case memory_mode::reset: return ctx;
     case memory_mode::inherit: {
-      ctx = t.path(parent);  // the most recent steps matter most
-      if (ctx.size() > cap) ctx.erase(ctx.begin(), ctx.end() - long(cap));
+      // The parent first, then its ancestors, nearest first (the synthesizer
+      // contract: context.front() is the parent); the most recent steps
+      // matter most, so a long line is cut at the old end.
+      ctx = t.path(parent);
+      std::reverse(ctx.begin(), ctx.end());
+      if (ctx.size() > cap) ctx.resize(cap);
       return ctx;
     }
     case memory_mode::compare_siblings: {

@@ -72,7 +72,7 @@ void coordinator::fill(outbox& out, double now) {
       outcome_.failure = error{errc::io_error, "no evaluator rank for backend '" + backend + "' is left (all retired)"};
       return;
     }
-    int wanted = dispatcher_.wanted(backend) - synthesizing_[backend];
+    int wanted = dispatcher_.wanted(backend) + synthesis_ahead_ - synthesizing_[backend];
     while (wanted > 0) {
       work w = scheduler_->next(backend);
       if (w.empty()) break;

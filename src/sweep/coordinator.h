@@ -6,6 +6,7 @@
 // the coordinator actor (actors/) only delivers it.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,6 +48,10 @@ class coordinator {
   // `remote_ranks`: evaluator ranks expected to say hello (1..N-1 under MPI).
   coordinator(std::unique_ptr<scheduler> s, std::set<int> remote_ranks);
 
+  // Children to have written beyond what the evaluators can take now: for
+  // slow synthesizers (LLM requests), so written children wait for free
+  // evaluators rather than the other way round. 0 by default.
+  void set_synthesis_ahead(int n) { synthesis_ahead_ = std::max(0, n); }
   // A local evaluator (one process, no launcher), ready at once.
   void add_local_evaluator(int id, const std::string& backend, double now);
   outbox start(double now);
@@ -88,6 +93,7 @@ class coordinator {
   std::vector<std::string> hello_errors_;
   std::map<int, rank_stats> stats_;
   std::map<std::string, int> synthesizing_;  // per backend
+  int synthesis_ahead_ = 0;
   std::map<uint64_t, eval_request> in_flight_;  // answered or not, by id: what was asked
   phase phase_ = phase::greeting;
   double started_ = 0;

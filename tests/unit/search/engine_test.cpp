@@ -170,8 +170,13 @@ TEST(SearchEngine, MemoryModesShowTheRightContext) {
       if (x->parent == kRoot) {
         EXPECT_TRUE(x->context.empty()) << m;
       } else if (m == "inherit") {
-        auto line = t.path(x->parent);  // the most recent max_context steps
-        if (line.size() > size_t(c.memory.max_context)) line.erase(line.begin(), line.end() - c.memory.max_context);
+        // The parent first, then its ancestors nearest first: the most
+        // recent max_context steps of its line.
+        auto line = t.path(x->parent);
+        std::reverse(line.begin(), line.end());
+        if (line.size() > size_t(c.memory.max_context)) line.resize(size_t(c.memory.max_context));
+        ASSERT_FALSE(x->context.empty());
+        EXPECT_EQ(x->context.front(), x->parent) << m;
         EXPECT_EQ(x->context, line) << m;
       } else if (m == "compare_siblings") {
         ASSERT_FALSE(x->context.empty());
