@@ -192,8 +192,7 @@ chat_outcome http_llm_client::chat(const std::string& task, const std::vector<ch
     std::unique_lock<std::mutex> lk(mu_);
     if (std::string b = budget_block_locked(task); !b.empty()) {
       lk.unlock();
-      tell_once("budget:" + b.substr(0, b.find('(')), b + ": no more llm requests for it");
-      out.error = b;
+      out.error = b;  // the caller says what it does instead
       return finish(chat_status::over_budget);
     }
     int i = -1;
@@ -264,9 +263,12 @@ chat_outcome http_llm_client::chat(const std::string& task, const std::vector<ch
   return finish(chat_status::failed);
 }
 
-bool http_llm_client::usable(const std::string& task) const {
+std::string http_llm_client::blocked(const std::string& task) const {
   std::lock_guard<std::mutex> lk(mu_);
-  return budget_block_locked(task).empty() && any_up_locked(clock_type::now());
+  if (std::string b = budget_block_locked(task); !b.empty()) return b;
+  if (endpoints_.empty()) return "no llm endpoint is configured (llm.endpoints)";
+  if (!any_up_locked(clock_type::now())) return "every llm endpoint is refused or suspended";
+  return "";
 }
 
 spending http_llm_client::spent() const {

@@ -59,8 +59,10 @@ class llm_client {
  public:
   virtual ~llm_client() = default;
   virtual chat_outcome chat(const std::string& task, const std::vector<chat_message>& messages) = 0;
-  // Whether a request could be sent now (an endpoint is up, budgets left for `task`).
-  virtual bool usable(const std::string& task) const = 0;
+  // "" when a request could be sent now for `task`, else why not (a budget
+  // is spent, every endpoint is dropped or suspended).
+  virtual std::string blocked(const std::string& task) const = 0;
+  bool usable(const std::string& task) const { return blocked(task).empty(); }
   virtual spending spent() const = 0;
   virtual spending spent(const std::string& task) const = 0;
 };
@@ -74,7 +76,7 @@ class http_llm_client : public llm_client {
   explicit http_llm_client(llm_config config, notice_sink notice = {});
 
   chat_outcome chat(const std::string& task, const std::vector<chat_message>& messages) override;
-  bool usable(const std::string& task) const override;
+  std::string blocked(const std::string& task) const override;
   spending spent() const override;
   spending spent(const std::string& task) const override;
   // Spending of earlier sessions (a resumed sweep), counted against the budgets.

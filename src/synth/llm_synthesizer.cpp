@@ -28,6 +28,13 @@ bool llm_synthesizer::supports(const spec::operator_spec& op, const std::string&
   return shared_->client != nullptr || fallback_->supports(op, backend);
 }
 
+void llm_synthesizer::tell_fallback(const std::string& why) {
+  // Once per reason: "the sweep's token budget is spent (...)" is one reason
+  // whatever the figures; a task's budget is one per task.
+  const std::string key = why.substr(0, why.find(" ("));
+  shared_->tell_once(key, why + ": the builtin synthesizer writes these children instead");
+}
+
 synthesis_result llm_synthesizer::builtin(const synthesis_request& req, const std::string& why) {
   synthesis_result r = fallback_->write(req);
   if (r.ok) r.summary += " (llm: " + why + ")";
@@ -45,10 +52,9 @@ synthesis_result llm_synthesizer::write(const synthesis_request& req) {
     shared_->tell_once("none", "no endpoint is configured (llm.endpoints): the builtin synthesizer writes every child");
     return builtin(req, "no endpoint");
   }
-  if (!shared_->client->usable(task)) {
-    shared_->tell_once("down", "no llm endpoint can be used now (failing, refused or over budget): the builtin "
-                               "synthesizer writes children until one can");
-    return builtin(req, "unavailable");
+  if (std::string why = shared_->client->blocked(task); !why.empty()) {
+    tell_fallback(why);
+    return builtin(req, why);
   }
   const built_prompt p = builder_.build(req);
   const std::vector<llm::chat_message> messages = {{"system", p.system}, {"user", p.user}};
@@ -80,9 +86,7 @@ synthesis_result llm_synthesizer::write(const synthesis_request& req) {
     // Nothing usable came back: the sweep goes on with the builtin child.
     r = builtin(req, std::string(llm::to_string(o.status)) + ": " + o.error.substr(0, 160));
     if (o.attempts > 0) r.calls.push_back(std::move(call));
-    if (o.status != llm::chat_status::failed || !shared_->client->usable(task))
-      shared_->tell_once("down", "no llm endpoint can be used now (" + o.error + "): the builtin synthesizer writes "
-                                 "children until one can");
+    if (std::string why = shared_->client->blocked(task); !why.empty()) tell_fallback(why);
     return r;
   }
   const extracted_kernel k = extract_kernel(o.reply.content, req.mode == search::memory_mode::reset ? "" :

@@ -44,6 +44,7 @@ class llm_synthesizer : public synthesizer {
                   std::unique_ptr<builtin_synthesizer> fallback)
       : shared_(std::move(shared)), builder_(std::move(builder)), fallback_(std::move(fallback)) {}
   synthesis_result builtin(const synthesis_request& request, const std::string& why);
+  void tell_fallback(const std::string& why);
 
   std::shared_ptr<llm_resources> shared_;
   prompt_builder builder_;
