@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/paths.h"
 #include "spec/sweep_spec.h"
 
 namespace kevolve::spec {
@@ -94,6 +95,20 @@ TEST_F(LlmSection, AnUnknownSynthesizerIsRefused) {
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("'sweep.synthesizer' must be builtin or llm, got \"gpt\""), std::string::npos)
       << s.error().message;
+}
+
+}  // namespace
+}  // namespace kevolve::spec
+
+namespace kevolve::spec {
+namespace {
+
+TEST(LlmExample, TheShippedExampleLoads) {
+  auto s = load_sweep(data_root() / "config" / "llm-example.yaml");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->synthesizer, "llm");
+  ASSERT_EQ(s->llm.endpoints.size(), 2u);
+  EXPECT_EQ(s->llm.endpoints[1].api_key_env, "OPENAI_API_KEY");
 }
 
 }  // namespace
