@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::printf("knowledge base: %zu documents loaded in %.1f ms; prompt budget %d tokens, %d repeats per case\n\n",
               shared->documents().size(), load_ms, budget, repeats);
   std::printf("%-24s %-17s %9s %9s %8s %6s\n", "operator", "mode", "median ms", "p90 ms", "tokens", "docs");
-  std::vector<double> all;
+  std::vector<double> all, cold;
   for (const auto& op : *ops) {
     const std::string code = read_file(data_root() / "knowledge" / "examples" / "cpu" / (op.name + ".cpp")).value_or("// none\n");
     for (auto mode : {search::memory_mode::reset, search::memory_mode::inherit, search::memory_mode::compare_siblings,
@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
                        item(8, eval::status::wrong_result, 0, code, "")};
       }
       std::vector<double> ms;
-      synth::built_prompt p;
+      synth::built_prompt p = builder.build(r);  // cold: reads the operator's YAML and the ABI header
+      cold.push_back(p.ms);
       for (int k = 0; k < repeats; ++k) {
         p = builder.build(r);
         ms.push_back(p.ms);
@@ -99,8 +100,11 @@ int main(int argc, char** argv) {
                   percentile(ms, 0.9), p.tokens, p.documents.size());
     }
   }
-  const double med = percentile(all, 0.5), p90 = percentile(all, 0.9), worst = percentile(all, 1.0);
-  std::printf("\nall prompts: median %.3f ms, p90 %.3f ms, max %.3f ms; target < 20 ms: median is %.4f of the target (%s)\n",
-              med, p90, worst, med / 20.0, worst < 20.0 ? "met" : "MISSED");
+  const double med = percentile(all, 0.5), p99 = percentile(all, 0.99), worst = percentile(all, 1.0);
+  const double cold_med = percentile(cold, 0.5), cold_max = percentile(cold, 1.0);
+  std::printf("\nwarm prompts (%zu): median %.3f ms, p99 %.3f ms, max %.3f ms; p99 is %.4f of the 20 ms target (%s)\n",
+              all.size(), med, p99, worst, p99 / 20.0, p99 < 20.0 ? "met" : "MISSED");
+  std::printf("cold prompts (%zu, first per builder: file reads): median %.3f ms, max %.3f ms (%s)\n", cold.size(),
+              cold_med, cold_max, cold_max < 20.0 ? "met" : "MISSED");
   return 0;
 }
