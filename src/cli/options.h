@@ -50,7 +50,10 @@ struct doctor_command {
 };
 
 struct kb_command {
-  std::string action;                 // list | search
+  std::string action;                 // list | search | promote
+  std::string store;                  // promote: the sweep's store
+  double min_speedup = 1.05;          // promote: tasks whose best beats the baseline by this
+  std::string dir;                    // promote: where skills go ("" = knowledge/skills)
   std::string query;                  // search: free text
   std::string backend, hardware, op_class;
   std::vector<std::string> triggers;  // search: diagnosis triggers

@@ -6,13 +6,15 @@ code, a kernel that does not compile, a 429 with Retry-After, a 500 and
 malformed JSON; the fallback to the builtin synthesizer (no endpoint, bad
 credentials, budget spent), said once; the API key nowhere in the store,
 output, summaries, report, exports or the candidate workers' environment;
-`kevolve export` against the store; `kevolve kb`.
+`kevolve export` against the store; `kevolve kb`; skills written back with
+`kevolve kb promote` and retrieved by a later sweep's prompts.
 
 Run by CTest (test llm_sweeps); by hand:
     KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_llm.py
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -235,6 +237,41 @@ class LlmDrivenSearch(unittest.TestCase):
             high = subprocess.run([str(BIN), "export", "llm.h5", "--format", "sft", "--min-fitness", "1000"], cwd=d,
                                   capture_output=True, text=True)
             self.assertEqual(high.stdout, "")
+            self.check_skills_are_written_back(d, best, ns)
+
+    def check_skills_are_written_back(self, d, best, ns):
+        """kb promote turns the sweep into a skill document that a later
+        sweep's prompts retrieve (in a copy of KEVOLVE_HOME)."""
+        home = Path(d) / "home"
+        for part in ("config", "knowledge", "src/abi"):
+            shutil.copytree(ROOT / part, home / part)
+        env = dict(os.environ, KEVOLVE_HOME=str(home))
+        p = subprocess.run([str(BIN), "kb", "promote", "llm.h5", "--min-speedup", "0.01"], cwd=d, env=env,
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (skill,) = list((home / "knowledge" / "skills").glob("ts_softmax-*-cpu.md"))
+        text = skill.read_text()
+        self.assertIn("level: skill", text)
+        self.assertIn("classes: [row_reduction]", text)
+        best_node = max((n for n in ns if n["status"] == 0), key=lambda n: n["fitness"])
+        self.assertIn("best node %d at %.3fx" % (best_node["id"], best), text)
+        self.assertNotIn(KEY, text)
+        p = subprocess.run([str(BIN), "kb", "search", "ts_softmax", "--backend", "cpu"], env=env, capture_output=True, text=True)
+        self.assertIn("skills/" + skill.name, p.stdout)
+        (Path(d) / "again").mkdir()
+        server = Replay(Path(d) / "again", {"require_key": KEY, "cycle": True, "replies": [reply("softmax_fused.md")]})
+        try:
+            cfg = Path(d) / "again.yaml"
+            cfg.write_text(sweep_yaml(endpoint_yaml(server.url), max_evaluations=2))
+            env["KEVOLVE_TEST_API_KEY"] = KEY
+            r = subprocess.run([str(BIN), "run", cfg, "--store", "again.h5"], cwd=d, env=env, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        finally:
+            server.stop()
+        rows = llm_rows(Path(d) / "again.h5")
+        self.assertTrue(rows)
+        self.assertIn("skills/" + skill.name, rows[0]["documents"])
+        self.assertIn("Strategies that worked before", json.loads(rows[0]["prompt"])[1]["content"])
 
 
 class Fallback(unittest.TestCase):
