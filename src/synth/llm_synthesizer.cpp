@@ -5,6 +5,17 @@
 #include "synth/response_parser.h"
 
 namespace kevolve::synth {
+namespace {
+
+// What a diff in the reply applies to: the parent's code ("" on reset).
+std::string parent_code(const synthesis_request& req) {
+  if (req.mode == search::memory_mode::reset) return "";
+  for (const auto& c : req.context)
+    if (c.id == req.parent) return c.code;
+  return req.context.empty() ? "" : req.context.front().code;
+}
+
+}  // namespace
 
 void llm_resources::tell_once(const std::string& key, const std::string& message) {
   {
@@ -89,13 +100,7 @@ synthesis_result llm_synthesizer::write(const synthesis_request& req) {
     if (std::string why = shared_->client->blocked(task); !why.empty()) tell_fallback(why);
     return r;
   }
-  const extracted_kernel k = extract_kernel(o.reply.content, req.mode == search::memory_mode::reset ? "" :
-                                            [&]() -> std::string {
-                                              for (const auto& c : req.context)
-                                                if (c.id == req.parent) return c.code;
-                                              return req.context.empty() ? "" : req.context.front().code;
-                                            }(),
-                                            req.backend);
+  const extracted_kernel k = extract_kernel(o.reply.content, parent_code(req), req.backend);
   if (!k.ok) {
     call.status = "unusable";
     call.error = k.unusable;
