@@ -218,6 +218,19 @@ TEST(LlmClient, ATaskBudgetStopsOnlyThatTask) {
   EXPECT_EQ(s.requests().size(), 2u);
 }
 
+TEST(LlmClient, SpendingOfEarlierSessionsCountsAgainstTheBudget) {
+  replay_server s(R"({"replies": [{"content": "reply"}]})");
+  auto cfg = one_endpoint(s);
+  cfg.budget.cost = 1.0;
+  http_llm_client c(cfg);
+  c.add_spent("t/a", {1000, 500, 1.0, 3});  // a resumed sweep already spent it all
+  const chat_outcome o = c.chat("t/b", kHello);
+  EXPECT_EQ(o.status, chat_status::over_budget);
+  EXPECT_NE(o.error.find("the sweep's cost budget is spent (1.0000 of 1.0000)"), std::string::npos) << o.error;
+  EXPECT_TRUE(s.requests().empty());
+  EXPECT_EQ(c.spent().requests, 3);
+}
+
 TEST(LlmClient, EndpointsAreChosenByWeight) {
   replay_server s(R"({"replies": [{"content": "x"}]})");
   auto cfg = one_endpoint(s, "cheap");
