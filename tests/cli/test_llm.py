@@ -237,6 +237,12 @@ class LlmDrivenSearch(unittest.TestCase):
             high = subprocess.run([str(BIN), "export", "llm.h5", "--format", "sft", "--min-fitness", "1000"], cwd=d,
                                   capture_output=True, text=True)
             self.assertEqual(high.stdout, "")
+            for flt, same in ((["--operator", "ts_softmax", "--backend", "cpu"], True), (["--operator", "softmax"], False),
+                              (["--backend", "cuda"], False)):
+                p = subprocess.run([str(BIN), "export", "llm.h5", "--format", "trajectory", *flt], cwd=d,
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(len(p.stdout.splitlines()), 1 if same else 0, flt)
             self.check_skills_are_written_back(d, best, ns)
 
     def check_skills_are_written_back(self, d, best, ns):
