@@ -15,6 +15,7 @@
 #include "spec/sweep_spec.h"
 #include "sweep/evaluation_service.h"
 #include "sweep/scheduler.h"
+#include "synth/factory.h"
 #include "transport/launch.h"
 #include "transport/mpi_transport.h"
 
@@ -113,6 +114,24 @@ int run_sweep(const cli::run_command& cmd) {
   std::fflush(stdout);
 
   actors::coordinator_run run;
+  if (spec->synthesizer == "llm") {
+    // One client for the whole synthesizer pool; spending of earlier
+    // sessions counts against the budgets.
+    std::shared_ptr<llm::http_llm_client> client;
+    if (!spec->llm.endpoints.empty()) {
+      client = std::make_shared<llm::http_llm_client>(spec->llm);
+      for (const auto& t : (*scheduler)->snapshot().tasks)
+        for (const auto& x : t.llm) client->add_spent(t.id, {x.prompt_tokens, x.completion_tokens, x.cost, 1});
+    }
+    auto resources = synth::make_llm_resources(spec->llm, {}, client);
+    if (!resources) {
+      const int code = report_error(resources.error());
+      if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
+      return leave(link.get(), true, code);
+    }
+    synth::set_llm_resources(std::move(*resources));
+    run.synthesizers = spec->llm.max_in_flight;
+  }
   run.scheduler = std::move(*scheduler);
   run.link = ranks > 1 ? link.get() : nullptr;
   run.make_service = real_service;

@@ -36,5 +36,7 @@ int main(int argc, char** argv) {
   if (cl->command == "eval") return app::run_eval(cl->eval);
   if (cl->command == "ops") return app::run_ops(cl->ops);
   if (cl->command == "doctor") return app::run_doctor(cl->doctor);
+  if (cl->command == "kb") return app::run_kb(cl->kb);
+  if (cl->command == "export") return app::run_export(cl->exp);
   return exit_bad_input;
 }

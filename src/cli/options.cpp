@@ -22,6 +22,8 @@ const char* kUsage =
     "  eval     evaluate one kernel file against one operator\n"
     "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
     "  doctor   report what this machine has and measure its roofline\n"
+    "  kb       the knowledge base: kb list, kb search QUERY [--backend B] [--trigger T...], kb promote STORE\n"
+    "  export   training data from a store: export STORE --format sft|dpo|trajectory [--out FILE]\n"
     "\n"
     "exit codes: 0 ok, 1 verdict other than ok, 2 bad input or usage, 3 internal error\n"
     "run 'kevolve COMMAND --help' for a command's options\n";
@@ -239,6 +241,72 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       po::variables_map dvm;
       po::store(po::command_line_parser(rest).options(d).run(), dvm);
       po::notify(dvm);
+      return cl;
+    }
+    if (cl.command == "kb") {
+      kb_command& k = cl.kb;
+      po::options_description d("kevolve kb options");
+      d.add_options()("help,h", "show help")("action", po::value<std::string>(&k.action), "list | search")(
+          "query", po::value<std::vector<std::string>>()->multitoken(), "search: words")(
+          "backend", po::value<std::string>(&k.backend), "only documents for this backend")(
+          "hardware", po::value<std::string>(&k.hardware), "only documents for this hardware profile")(
+          "class", po::value<std::string>(&k.op_class), "only documents for this operator class")(
+          "trigger", po::value<std::vector<std::string>>(&k.triggers)->multitoken(),
+          "diagnosis triggers (memory_bound, compile_error, ...)")(
+          "limit", po::value<int>(&k.limit)->default_value(5), "search: at most this many documents")(
+          "min-speedup", po::value<double>(&k.min_speedup)->default_value(1.05), "promote: tasks at least this fast")(
+          "dir", po::value<std::string>(&k.dir), "promote: write skills here (default: knowledge/skills)");
+      po::positional_options_description p;
+      p.add("action", 1).add("query", -1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve kb list\n       kevolve kb search QUERY... [--backend B] [--hardware H] [--trigger T...]\n"
+                                 "       kevolve kb promote STORE [--min-speedup X] [--dir DIR]");
+        return cl;
+      }
+      po::variables_map kvm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), kvm);
+      po::notify(kvm);
+      if (k.action != "list" && k.action != "search" && k.action != "promote")
+        return make_error(errc::invalid_input, "kb: expected 'list', 'search QUERY' or 'promote STORE', got '" + k.action + "'");
+      if (kvm.count("query")) {
+        const auto words = kvm["query"].as<std::vector<std::string>>();
+        if (k.action == "promote") {
+          if (words.size() != 1) return make_error(errc::invalid_input, "kb promote: expected one store (kevolve kb promote STORE)");
+          k.store = words[0];
+        } else {
+          for (const auto& w : words) k.query += (k.query.empty() ? "" : " ") + w;
+        }
+      }
+      if (k.action == "promote" && k.store.empty())
+        return make_error(errc::invalid_input, "kb promote: expected a store (kevolve kb promote STORE)");
+      if (k.action == "search" && k.query.empty() && k.triggers.empty())
+        return make_error(errc::invalid_input, "kb search: expected a query or --trigger");
+      if (k.limit < 1) return make_error(errc::invalid_input, "kb search: --limit must be at least 1");
+      return cl;
+    }
+    if (cl.command == "export") {
+      export_command& x = cl.exp;
+      po::options_description d("kevolve export options");
+      d.add_options()("help,h", "show help")("store", po::value<std::string>(&x.store), "a sweep's store")(
+          "format", po::value<std::string>(&x.format), "sft | dpo | trajectory")(
+          "out", po::value<std::string>(&x.out), "write JSONL here (default: stdout)")(
+          "min-fitness", po::value<double>(&x.min_fitness)->default_value(0), "keep kernels (tasks) at least this fit")(
+          "operator", po::value<std::string>(&x.op), "only this operator")(
+          "backend", po::value<std::string>(&x.backend), "only this backend");
+      po::positional_options_description p;
+      p.add("store", 1);
+      if (help) {
+        cl.command = "help";
+        cl.help_text = render(d, "usage: kevolve export STORE --format sft|dpo|trajectory [--out FILE] [filters]");
+        return cl;
+      }
+      po::variables_map xvm;
+      po::store(po::command_line_parser(rest).options(d).positional(p).run(), xvm);
+      po::notify(xvm);
+      if (x.store.empty()) return make_error(errc::invalid_input, "export: expected a store (kevolve export STORE --format F)");
+      if (x.format != "sft" && x.format != "dpo" && x.format != "trajectory")
+        return make_error(errc::invalid_input, "export: --format must be sft, dpo or trajectory, got '" + x.format + "'");
       return cl;
     }
     return make_error(errc::invalid_input, "unknown command '" + cl.command + "'\n" + kUsage);

@@ -65,8 +65,27 @@ struct doctor_command {
   int threads = 0;
 };
 
+struct kb_command {
+  std::string action;                 // list | search | promote
+  std::string store;                  // promote: the sweep's store
+  double min_speedup = 1.05;          // promote: tasks whose best beats the baseline by this
+  std::string dir;                    // promote: where skills go ("" = knowledge/skills)
+  std::string query;                  // search: free text
+  std::string backend, hardware, op_class;
+  std::vector<std::string> triggers;  // search: diagnosis triggers
+  int limit = 5;
+};
+
+struct export_command {
+  std::string store;
+  std::string format;   // sft | dpo | trajectory
+  std::string out;      // "" stdout
+  double min_fitness = 0;
+  std::string op, backend;
+};
+
 struct command_line {
-  std::string command;  // run | report | status | merge | split | eval | ops | doctor | help | version
+  std::string command;  // run | report | status | merge | split | eval | ops | doctor | kb | export | help | version
   std::string log_level = "warn";
   run_command run;
   report_command report;
@@ -76,6 +95,8 @@ struct command_line {
   eval_command eval;
   ops_command ops;
   doctor_command doctor;
+  kb_command kb;
+  export_command exp;
   std::string help_text;  // for help, and for usage errors
 };
 

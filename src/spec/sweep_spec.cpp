@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/fs.h"
+#include "spec/llm_section.h"
 #include "spec/operator_loader.h"
 #include "spec/yaml_reader.h"
 
@@ -114,7 +115,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
   s.file = file;
   s.text = *text;
   if (!root.IsMap()) return make_error(errc::invalid_input, file.string() + ":1: the document must be a map");
-  r.reject_unknown_keys(root, {"sweep", "search", "evaluator", "checkpoint", "runtime"}, "");
+  r.reject_unknown_keys(root, {"sweep", "search", "evaluator", "checkpoint", "runtime", "llm"}, "");
 
   YAML::Node sweep = r.child(root, "sweep", "sweep", true);
   if (sweep.IsDefined()) {
@@ -153,7 +154,8 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
       s.backends = *b;
     }
     if (auto v = r.string_value(sweep, "synthesizer", "sweep.synthesizer", false)) {
-      if (*v != "builtin") r.fail(sweep["synthesizer"], "sweep.synthesizer", "must be builtin (the only synthesizer of this build), got \"" + *v + "\"");
+      if (*v != "builtin" && *v != "llm")
+        r.fail(sweep["synthesizer"], "sweep.synthesizer", "must be builtin or llm, got \"" + *v + "\"");
       s.synthesizer = *v;
     }
     if (auto v = r.number_value(sweep, "seed", "sweep.seed", false)) s.search.seed = uint64_t(*v);
@@ -202,6 +204,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
       r.fail(ev, "evaluator", "needs threads >= 0, budget > 0, timeout_ms > 0 and trials >= 1");
   }
   load_runtime(r, root, s.runtime);
+  load_llm(r, root, s.llm);
   YAML::Node cp = r.child(root, "checkpoint", "checkpoint", false);
   if (cp.IsDefined()) {
     r.reject_unknown_keys(cp, {"every_seconds"}, "checkpoint.");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "llm/config.h"
 #include "search/engine.h"
 
 namespace kevolve::spec {
@@ -49,6 +50,7 @@ struct sweep_spec {
   // fair share between tasks: operator name -> weight (default 1)
   std::map<std::string, double> priorities;
   runtime_spec runtime;
+  llm::llm_config llm;  // `llm:`: endpoints for the llm synthesizer
 };
 
 // The backend the rank map gives evaluator rank `rank`, or "" when it says nothing.

@@ -131,6 +131,34 @@ H5::CompType measurement_type() {
   return t;
 }
 
+H5::CompType llm_type() {
+  H5::CompType t(sizeof(llm_row));
+  KEVOLVE_MEMBER(t, llm_row, node, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, llm_row, attempts, NATIVE_INT32);
+  KEVOLVE_MEMBER(t, llm_row, tokens_estimated, NATIVE_INT32);
+  KEVOLVE_MEMBER(t, llm_row, prompt_tokens, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, llm_row, completion_tokens, NATIVE_INT64);
+  KEVOLVE_MEMBER(t, llm_row, latency_s, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, llm_row, total_s, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, llm_row, cost, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, llm_row, prompt_ms, NATIVE_DOUBLE);
+  KEVOLVE_MEMBER(t, llm_row, endpoint_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, endpoint_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, model_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, model_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, status_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, status_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, error_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, error_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, prompt_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, prompt_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, reply_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, reply_length, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, documents_offset, NATIVE_UINT64);
+  KEVOLVE_MEMBER(t, llm_row, documents_length, NATIVE_UINT64);
+  return t;
+}
+
 // The `ranks` table: one row per evaluator rank and session.
 struct rank_row {
   int32_t session, rank;
@@ -297,6 +325,13 @@ void write_task(H5::Group& tasks, size_t index, const task_record& t, const stor
 
   step = where + "/measurements";
   write_table(g, "measurements", measurement_type(), measurement_type(), tables.measurements);
+
+  step = where + "/llm_text";
+  blob_writer llm_text(g, "llm_text", llm_text_bytes(t), options.text_deflate);
+  const std::vector<llm_row> llm = flatten_llm(t, [&llm_text](std::string_view s) { return llm_text.append(s); });
+  llm_text.finish();
+  step = where + "/llm";
+  write_table(g, "llm", llm_type(), llm_type(), llm);
 }
 
 void write_file(const std::string& file, const sweep_record& r, const store_options& options, std::string& step) {
@@ -500,6 +535,15 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   blob_reader text(g, where, "text");
   const std::string broken = unflatten(tables, text.size(), [&text](uint64_t o, uint64_t n) { return text.get(o, n); }, t);
   if (!broken.empty()) fail(errc::invalid_input, where + "/" + broken);
+  if (version >= 3) {
+    step = where + "/llm";
+    const std::vector<llm_row> llm = read_table<llm_row>(g, where, "llm", llm_type());
+    step = where + "/llm_text";
+    blob_reader llm_text(g, where, "llm_text");
+    const std::string bad_llm =
+        unflatten_llm(llm, llm_text.size(), [&llm_text](uint64_t o, uint64_t n) { return llm_text.get(o, n); }, t);
+    if (!bad_llm.empty()) fail(errc::invalid_input, where + "/" + bad_llm);
+  }
   if (auto bad = check_task(t); !bad.empty()) fail(errc::invalid_input, where + ": " + bad);
   return t;
 }

@@ -2,10 +2,11 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 2 (also in src/store/README.md):
+// Layout, schema_version 3 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          2; 1 is read too (no node ranks, no /ranks)
+//     schema_version   int32          3; 2 is read too (no llm tables), and 1
+//                                     (no llm tables, no node ranks, no /ranks)
 //     kevolve_version  string         (all strings: scalar, variable-length UTF-8)
 //     config_yaml      string         the sweep's config, verbatim
 //     config_hash      string
@@ -41,6 +42,16 @@
 //     achieved_gbs, achieved_gflops, roofline_fraction double;
 //     shape_offset, shape_length, status_offset, status_length,
 //     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`).
+//   /tasks/<i>/llm            compound[e], one row per LLM request of the llm
+//     synthesizer, in the order they happened (schema 3): node int64;
+//     attempts, tokens_estimated int32; prompt_tokens, completion_tokens
+//     int64; latency_s, total_s, cost, prompt_ms double; endpoint_*, model_*,
+//     status_*, error_*, prompt_*, reply_*, documents_* `_offset`/`_length`
+//     uint64 (byte ranges into `llm_text`). status: ok, unusable, failed.
+//     prompt: the messages sent, a JSON array of {role, content}.
+//   /tasks/<i>/llm_text       uint8[bytes]: the llm rows' strings back to back
+//     (per row: endpoint, model, status, error, prompt, reply, documents);
+//     deflated like `text` when store_options::text_deflate > 0.
 //   /ranks                    compound[k], one row per evaluator rank and session
 //     (0 = the first run, +1 per --resume): session, rank int32; host string[64],
 //     backend string[16], state string[16] (active, suspect, retired, finished);

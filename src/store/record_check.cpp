@@ -72,6 +72,12 @@ std::string check_task(const task_record& t) {
       return "measurement " + std::to_string(m) + " is of node " + std::to_string(x) + ", expected a node of the task (0.." +
              std::to_string(n - 1) + ")";
   }
+  for (size_t k = 0; k < t.llm.size(); ++k) {
+    const node_id x = t.llm[k].node;
+    if (x < 1 || x >= n)
+      return "llm exchange " + std::to_string(k) + " is of node " + std::to_string(x) + ", expected a node of the task (1.." +
+             std::to_string(n - 1) + ")";
+  }
   return "";
 }
 

@@ -153,3 +153,77 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
 }
 
 }  // namespace kevolve::store
+
+namespace kevolve::store {
+
+uint64_t llm_text_bytes(const task_record& t) {
+  uint64_t n = 0;
+  for (const llm_exchange& x : t.llm)
+    n += x.endpoint.size() + x.model.size() + x.status.size() + x.error.size() + x.prompt.size() + x.reply.size() +
+         x.documents.size();
+  return n;
+}
+
+std::vector<llm_row> flatten_llm(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text) {
+  std::vector<llm_row> out(t.llm.size());
+  for (size_t k = 0; k < t.llm.size(); ++k) {
+    const llm_exchange& x = t.llm[k];
+    llm_row& w = out[k];
+    w.node = x.node;
+    w.attempts = x.attempts;
+    w.tokens_estimated = x.tokens_estimated;
+    w.prompt_tokens = x.prompt_tokens;
+    w.completion_tokens = x.completion_tokens;
+    w.latency_s = x.latency_s;
+    w.total_s = x.total_s;
+    w.cost = x.cost;
+    w.prompt_ms = x.prompt_ms;
+    auto put = [&](const std::string& s, uint64_t& offset, uint64_t& length) {
+      offset = append_text(s);
+      length = s.size();
+    };
+    put(x.endpoint, w.endpoint_offset, w.endpoint_length);
+    put(x.model, w.model_offset, w.model_length);
+    put(x.status, w.status_offset, w.status_length);
+    put(x.error, w.error_offset, w.error_length);
+    put(x.prompt, w.prompt_offset, w.prompt_length);
+    put(x.reply, w.reply_offset, w.reply_length);
+    put(x.documents, w.documents_offset, w.documents_length);
+  }
+  return out;
+}
+
+std::string unflatten_llm(const std::vector<llm_row>& rows, uint64_t text_size,
+                          const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t) {
+  const text_source text(text_size, read_text);
+  std::string error;
+  const int64_t nodes = int64_t(t.search.nodes.nodes().size());
+  t.llm.resize(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const llm_row& w = rows[k];
+    llm_exchange& x = t.llm[k];
+    const std::string owner = "llm: row " + std::to_string(k);
+    if (w.node < 1 || w.node >= nodes)
+      return owner + " names node " + std::to_string(w.node) + ", expected a node of the task (1.." + std::to_string(nodes - 1) + ")";
+    x.node = w.node;
+    x.attempts = w.attempts;
+    x.tokens_estimated = w.tokens_estimated;
+    x.prompt_tokens = w.prompt_tokens;
+    x.completion_tokens = w.completion_tokens;
+    x.latency_s = w.latency_s;
+    x.total_s = w.total_s;
+    x.cost = w.cost;
+    x.prompt_ms = w.prompt_ms;
+    if (!text.get(w.endpoint_offset, w.endpoint_length, owner + " endpoint", x.endpoint, error) ||
+        !text.get(w.model_offset, w.model_length, owner + " model", x.model, error) ||
+        !text.get(w.status_offset, w.status_length, owner + " status", x.status, error) ||
+        !text.get(w.error_offset, w.error_length, owner + " error", x.error, error) ||
+        !text.get(w.prompt_offset, w.prompt_length, owner + " prompt", x.prompt, error) ||
+        !text.get(w.reply_offset, w.reply_length, owner + " reply", x.reply, error) ||
+        !text.get(w.documents_offset, w.documents_length, owner + " documents", x.documents, error))
+      return error;
+  }
+  return "";
+}
+
+}  // namespace kevolve::store

@@ -33,6 +33,23 @@ struct measurement_row {
   uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
 };
 
+struct llm_row {
+  int64_t node;
+  int32_t attempts, tokens_estimated;
+  int64_t prompt_tokens, completion_tokens;
+  double latency_s, total_s, cost, prompt_ms;
+  uint64_t endpoint_offset, endpoint_length, model_offset, model_length, status_offset, status_length, error_offset,
+      error_length, prompt_offset, prompt_length, reply_offset, reply_length, documents_offset, documents_length;
+};
+
+// The `llm` table and its `llm_text` blob (schema 3): strings per row in the
+// order endpoint, model, status, error, prompt, reply, documents.
+uint64_t llm_text_bytes(const task_record& t);
+std::vector<llm_row> flatten_llm(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text);
+// "" or what is wrong ("llm: row 3 prompt: byte range ... past the end ...", "llm: row 2 names node 9, ...").
+std::string unflatten_llm(const std::vector<llm_row>& rows, uint64_t text_size,
+                          const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t);
+
 struct task_tables {
   std::vector<node_row> nodes;
   std::vector<int64_t> context;

@@ -14,7 +14,9 @@ namespace kevolve::store {
 
 // 2: nodes gain `rank`, the store gains the `ranks` table. Version 1 stores
 // are still read (ranks unknown: -1, no rank table).
-constexpr int kSchemaVersion = 2;
+// 3: tasks gain `llm` and `llm_text` (the LLM exchanges of their nodes).
+// Versions 1 and 2 are still read (no exchanges).
+constexpr int kSchemaVersion = 3;
 constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
@@ -35,6 +37,27 @@ struct shape_measurement {
   std::string bottleneck;
 };
 
+// One request of the llm synthesizer for one node: what was sent, what came
+// back, what it cost. API keys are never part of it.
+struct llm_exchange {
+  int64_t node = 0;
+  std::string endpoint;   // the endpoint's name ("<model>@<host>" by default)
+  std::string model;
+  std::string status;     // ok | unusable | failed | over_budget | unavailable
+  std::string error;      // why the request failed or the reply was unusable
+  std::string prompt;     // the messages sent: a JSON array of {role, content}
+  std::string reply;      // the reply's text
+  std::string documents;  // knowledge documents in the prompt, one path per line
+  int32_t attempts = 0;   // HTTP requests made (retries included)
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int32_t tokens_estimated = 0;  // 1: the server sent no usage (4 characters a token)
+  double latency_s = 0;   // the successful request
+  double total_s = 0;     // the whole call: retries, backoff, waits for a slot
+  double cost = 0;        // from the endpoint's prices
+  double prompt_ms = 0;   // time to assemble the prompt
+};
+
 // One task: one operator variant on one backend, with its search tree.
 struct task_record {
   std::string id;  // "<operator>/<variant>/<backend>"
@@ -46,6 +69,7 @@ struct task_record {
   double seconds_spent = 0.0;  // wall time of this task's search so far
   search::search_engine::snapshot search;  // nodes (with code), RNG, counters
   std::vector<shape_measurement> measurements;
+  std::vector<llm_exchange> llm;  // in the order the exchanges happened
 };
 
 // What one rank did in one session (a run or a resumed run) of the sweep.

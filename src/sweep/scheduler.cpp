@@ -61,6 +61,30 @@ void remove_stale_temporaries(const fs::path& store) {
   }
 }
 
+// The LLM requests made for a node, kept with the task (store schema 3).
+void keep_llm_calls(store::task_record& task, int64_t node, const std::vector<synth::llm_call>& calls) {
+  for (const synth::llm_call& c : calls) {
+    store::llm_exchange x;
+    x.node = node;
+    x.endpoint = c.endpoint;
+    x.model = c.model;
+    x.status = c.status;
+    x.error = c.error;
+    x.prompt = c.prompt;
+    x.reply = c.reply;
+    x.documents = c.documents;
+    x.attempts = c.attempts;
+    x.prompt_tokens = c.prompt_tokens;
+    x.completion_tokens = c.completion_tokens;
+    x.tokens_estimated = c.tokens_estimated ? 1 : 0;
+    x.latency_s = c.latency_s;
+    x.total_s = c.total_s;
+    x.cost = c.cost;
+    x.prompt_ms = c.prompt_ms;
+    task.llm.push_back(std::move(x));
+  }
+}
+
 }  // namespace
 
 // A task being searched: its operator, its engine and what it has been given.
@@ -257,6 +281,7 @@ work scheduler::grow(active_task& t) {
   req.variant = t.variant;
   req.backend = task.backend;
   req.mode = n.mode;
+  req.parent = n.parent;
   req.seed = spec_.search.seed ^ hash_bytes(task.id.data(), task.id.size()) ^ uint64_t(node) * 0x9E3779B97F4A7C15ull;
   for (search::node_id id : n.context) {
     const search::node& c = t.engine->nodes().at(id);
@@ -302,6 +327,7 @@ work scheduler::next(const std::string& backend) {
 std::optional<eval_request> scheduler::written(const synth_job& job, const synth::synthesis_result& out) {
   for (auto& t : active_) {
     if (t->index != job.task) continue;
+    keep_llm_calls(record_.tasks[t->index], job.node, out.calls);
     if (!out.ok) {
       t->engine->record(job.node, eval::status::skipped, 0.0, "the synthesizer wrote nothing: " + out.error, now(*t));
       finish_if_done(*t);

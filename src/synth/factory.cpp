@@ -1,8 +1,36 @@
 #include "synth/factory.h"
 
+#include <cstdio>
+#include <mutex>
+
 #include "synth/builtin_synthesizer.h"
+#include "synth/llm_synthesizer.h"
 
 namespace kevolve::synth {
+namespace {
+
+std::mutex resources_mu;
+std::shared_ptr<llm_resources> process_resources;
+
+}  // namespace
+
+expected<std::shared_ptr<llm_resources>> make_llm_resources(const llm::llm_config& config, llm::notice_sink notice,
+                                                            std::shared_ptr<llm::llm_client> client) {
+  auto r = std::make_shared<llm_resources>();
+  r->notice = notice ? std::move(notice) : [](const std::string& m) { std::fprintf(stderr, "kevolve: llm: %s\n", m.c_str()); };
+  auto kb = knowledge::knowledge_base::load();
+  if (!kb) return tl::unexpected(kb.error());
+  r->kb = std::make_shared<const knowledge::knowledge_base>(std::move(*kb));
+  r->prompt_tokens = config.prompt_tokens;
+  if (client) r->client = std::move(client);
+  else if (!config.endpoints.empty()) r->client = std::make_shared<llm::http_llm_client>(config, r->notice);
+  return r;
+}
+
+void set_llm_resources(std::shared_ptr<llm_resources> resources) {
+  std::lock_guard<std::mutex> lk(resources_mu);
+  process_resources = std::move(resources);
+}
 
 expected<std::unique_ptr<synthesizer>> make_synthesizer(const std::string& name) {
   if (name == "builtin") {
@@ -10,7 +38,22 @@ expected<std::unique_ptr<synthesizer>> make_synthesizer(const std::string& name)
     if (!s) return tl::unexpected(s.error());
     return std::unique_ptr<synthesizer>(std::move(*s));
   }
-  return make_error(errc::invalid_input, "unknown synthesizer '" + name + "' (this build has: builtin)");
+  if (name == "llm") {
+    std::shared_ptr<llm_resources> r;
+    {
+      std::lock_guard<std::mutex> lk(resources_mu);
+      if (!process_resources) {
+        auto made = make_llm_resources(llm::llm_config{});
+        if (!made) return tl::unexpected(made.error());
+        process_resources = std::move(*made);
+      }
+      r = process_resources;
+    }
+    auto s = llm_synthesizer::create(std::move(r));
+    if (!s) return tl::unexpected(s.error());
+    return std::unique_ptr<synthesizer>(std::move(*s));
+  }
+  return make_error(errc::invalid_input, "unknown synthesizer '" + name + "' (this build has: builtin, llm)");
 }
 
 }  // namespace kevolve::synth

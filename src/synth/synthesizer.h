@@ -31,16 +31,32 @@ struct synthesis_request {
   const spec::variant* variant = nullptr;
   std::string backend = "cpu";
   search::memory_mode mode = search::memory_mode::reset;
+  search::node_id parent = search::kNoNode;  // the node the child grows from (kRoot: none)
   std::vector<context_item> context;  // the parent first (empty on reset)
   uint64_t seed = 0;                  // per child: the same seed, the same code
+};
+
+// One request an LLM synthesizer made for the child (stored with the node).
+struct llm_call {
+  std::string endpoint, model;
+  std::string status;     // ok | unusable | failed | over_budget | unavailable
+  std::string error;      // why the request failed or the reply was unusable
+  std::string prompt;     // the messages sent: a JSON array of {role, content}
+  std::string reply;
+  std::string documents;  // knowledge documents in the prompt, one path per line
+  int attempts = 0;
+  long long prompt_tokens = 0, completion_tokens = 0;
+  bool tokens_estimated = false;
+  double latency_s = 0, total_s = 0, cost = 0, prompt_ms = 0;
 };
 
 struct synthesis_result {
   bool ok = false;
   std::string code;
-  std::string origin;   // "builtin:<template>"
+  std::string origin;   // "builtin:<template>", "llm:<model>"
   std::string summary;  // what was chosen or changed, one line
   std::string error;    // when !ok: why nothing could be written
+  std::vector<llm_call> calls;  // LLM requests made for this child, kept even when !ok
 };
 
 class synthesizer {

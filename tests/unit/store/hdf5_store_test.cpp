@@ -296,6 +296,49 @@ TEST(Hdf5Store, SchemaVersionOneStoresStillRead) {
   EXPECT_EQ(r->schema_version, kSchemaVersion);  // what a checkpoint writes back
 }
 
+// Schema 3 added the `llm` table and `llm_text`: a store without them and
+// with schema_version 2 (what kevolve wrote before) still reads, with no
+// exchanges; the rest of the record is intact.
+TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "v2.h5";
+  sweep_record rec = make_record();
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  for (const char* t : {"/tasks/0", "/tasks/1"}) {
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/llm").has_value());
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/llm_text").has_value());
+  }
+  ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", 2).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(r->tasks[0].llm.empty());
+  for (auto& t : rec.tasks) t.llm.clear();
+  EXPECT_EQ(diff_record(rec, *r), "");
+}
+
+TEST(Hdf5Store, LlmExchangesRoundTripAndBadRowsAreNamed) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "llm.h5";
+  const sweep_record rec = make_record();
+  ASSERT_EQ(rec.tasks[0].llm.size(), 3u);
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(diff_record(rec, *r), "");
+  // A v3 store missing its llm table is refused, naming it.
+  ASSERT_TRUE(store_remove_object(p, "/tasks/0/llm").has_value());
+  r = read_store(p);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("/tasks/0: missing dataset 'llm'"), std::string::npos) << r.error().message;
+  // A record whose exchange names no node of the task is not written.
+  sweep_record bad = make_record();
+  bad.tasks[0].llm[1].node = 100000;
+  auto w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("llm exchange 1 is of node 100000, expected a node of the task"), std::string::npos)
+      << w.error().message;
+}
+
 TEST(Hdf5Store, RankTableAndNodeRanksRoundTrip) {
   temp_dir d = make_dir();
   const fs::path p = d.path() / "sweep.h5";

@@ -129,6 +129,26 @@ inline sweep_record make_record(const std::string& hash = "0123456789abcdef01234
   r.config_hash = hash;
   r.created_at = "2024-05-01T12:00:00Z";
   r.tasks.push_back(grow_task("softmax", "uct", 7, 120).record);
+  for (int64_t node : {3, 5, 5}) {  // an llm exchange per node, two for node 5
+    llm_exchange x;
+    x.node = node;
+    x.endpoint = "coder@127.0.0.1:8000";
+    x.model = "coder";
+    x.status = node == 3 ? "ok" : "unusable";
+    x.error = node == 3 ? "" : "the reply has no fenced code block or diff";
+    x.prompt = "[{\"role\":\"system\",\"content\":\"température\"},{\"role\":\"user\",\"content\":\"write\nit\"}]";
+    x.reply = std::string("```cpp\nint x;\0\n```", 19);
+    x.documents = "constraints/cpu.md\nguides/tuning.md\n";
+    x.attempts = node == 3 ? 1 : 3;
+    x.prompt_tokens = 1200 + node;
+    x.completion_tokens = 300;
+    x.tokens_estimated = node == 5;
+    x.latency_s = 1.25;
+    x.total_s = 2.5;
+    x.cost = 0.00123;
+    x.prompt_ms = 0.8;
+    r.tasks[0].llm.push_back(x);
+  }
   grown_task second = grow_task("gemm_bias_relu", "greedy", 11, 70);
   second.record.stop_reason = "max_evaluations reached\n(70 of 70)";
   second.record.baseline = "";
@@ -243,6 +263,16 @@ inline std::string diff_record(const sweep_record& a, const sweep_record& b) {
     if (x.measurements.size() != y.measurements.size()) return t + "measurement count differs";
     for (size_t m = 0; m < x.measurements.size(); ++m)
       if (!(x.measurements[m] == y.measurements[m])) return t + "measurement " + std::to_string(m) + " differs";
+    if (x.llm.size() != y.llm.size()) return t + "llm exchange count differs";
+    for (size_t k = 0; k < x.llm.size(); ++k) {
+      const llm_exchange &p = x.llm[k], &q = y.llm[k];
+      if (p.node != q.node || p.endpoint != q.endpoint || p.model != q.model || p.status != q.status ||
+          p.error != q.error || p.prompt != q.prompt || p.reply != q.reply || p.documents != q.documents ||
+          p.attempts != q.attempts || p.prompt_tokens != q.prompt_tokens || p.completion_tokens != q.completion_tokens ||
+          p.tokens_estimated != q.tokens_estimated || p.latency_s != q.latency_s || p.total_s != q.total_s ||
+          p.cost != q.cost || p.prompt_ms != q.prompt_ms)
+        return t + "llm exchange " + std::to_string(k) + " differs";
+    }
   }
   return "";
 }
