@@ -4,8 +4,9 @@
 // into the binary; the data goes in as two JSON blocks:
 //   <script type="application/json" id="kv-data">  report_data(): summary,
 //     trees (column arrays per node), measurements, failure groups, roofline
-//   <script type="application/json" id="kv-code">  report_code(): code and
-//     full reasons, parsed by the page only when a node is opened
+//   <script type="application/json" id="kv-code">  report_code(): code,
+//     full reasons and the llm synthesizer's exchanges (prompt messages,
+//     reply, tokens, cost), parsed by the page only when a node is opened
 // Every '<' inside the JSON is written as \u003c, so no string of the store
 // can end the script element. The page loads nothing: its Content-Security-
 // Policy is default-src 'none' with inline style and script only.

@@ -22,6 +22,64 @@ std::string first_line(const std::string& s, size_t max) {
 
 bool timed(const store::shape_measurement& m) { return !m.holdout && m.candidate_median_s > 0; }
 
+// The llm synthesizer's spending on a task: requests by status, tokens, cost.
+json llm_totals_json(const store::task_record& t) {
+  std::map<std::string, int64_t> by_status;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double cost = 0, latency = 0;
+  for (const auto& x : t.llm) {
+    ++by_status[x.status];
+    prompt_tokens += x.prompt_tokens;
+    completion_tokens += x.completion_tokens;
+    cost += x.cost;
+    latency += x.latency_s;
+  }
+  return {{"requests", t.llm.size()},
+          {"by_status", by_status},
+          {"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"cost", cost},
+          {"latency_s", latency}};
+}
+
+// One exchange for the node panel. The prompt is stored as the JSON array
+// of messages sent; one that does not parse as such (never written by
+// kevolve) is shown as one message holding the stored text.
+json llm_exchange_json(const store::llm_exchange& x) {
+  json messages = json::parse(x.prompt, nullptr, false);
+  const bool is_messages = messages.is_array() && std::all_of(messages.begin(), messages.end(), [](const json& m) {
+    return m.is_object() && m.contains("role") && m.contains("content");
+  });
+  if (!is_messages) {
+    const json whole = {{"role", "(stored text)"}, {"content", x.prompt}};
+    messages = json::array();
+    messages.push_back(whole);
+  }
+  json documents = json::array();
+  for (size_t at = 0; at < x.documents.size();) {
+    size_t end = x.documents.find('\n', at);
+    if (end == std::string::npos) end = x.documents.size();
+    if (end > at) documents.push_back(x.documents.substr(at, end - at));
+    at = end + 1;
+  }
+  return {{"node", x.node},
+          {"endpoint", x.endpoint},
+          {"model", x.model},
+          {"status", x.status},
+          {"error", x.error},
+          {"messages", std::move(messages)},
+          {"reply", x.reply},
+          {"documents", std::move(documents)},
+          {"attempts", x.attempts},
+          {"prompt_tokens", x.prompt_tokens},
+          {"completion_tokens", x.completion_tokens},
+          {"tokens_estimated", x.tokens_estimated != 0},
+          {"latency_s", x.latency_s},
+          {"total_s", x.total_s},
+          {"cost", x.cost},
+          {"prompt_ms", x.prompt_ms}};
+}
+
 json summary_json(const task_summary& s, const store::task_record& t) {
   std::map<std::string, int64_t> failures;
   for (const auto& n : t.search.nodes.nodes())
@@ -37,7 +95,8 @@ json summary_json(const task_summary& s, const store::task_record& t) {
           {"failures_text", s.failures},
           {"seconds", s.seconds},
           {"stop_reason", s.stop_reason},
-          {"best_node", s.best_node}};
+          {"best_node", s.best_node},
+          {"llm", llm_totals_json(t)}};
 }
 
 json nodes_json(const store::task_record& t, json& origins_out) {
@@ -211,12 +270,13 @@ json report_data(const store::sweep_record& r, const std::string& store_name) {
 json report_code(const store::sweep_record& r) {
   json out = json::array();
   for (const auto& t : r.tasks) {
-    json code = json::array(), reason = json::array();
+    json code = json::array(), reason = json::array(), llm = json::array();
     for (const auto& n : t.search.nodes.nodes()) {
       code.push_back(n.code);
       reason.push_back(n.reason);
     }
-    out.push_back({{"code", std::move(code)}, {"reason", std::move(reason)}});
+    for (const auto& x : t.llm) llm.push_back(llm_exchange_json(x));
+    out.push_back({{"code", std::move(code)}, {"reason", std::move(reason)}, {"llm", std::move(llm)}});
   }
   return out;
 }

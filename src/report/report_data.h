@@ -32,8 +32,12 @@ std::string reason_pattern(const std::string& reason);
 // measurements, evaluation order, failure groups and roofline.
 nlohmann::json report_data(const store::sweep_record& r, const std::string& store_name);
 
-// The candidates' code, kept apart so the page parses it only when a node
-// is opened: [[code of node 0, node 1, ...] per task].
+// The candidates' code, full reasons and LLM exchanges, kept apart so the
+// page parses them only when a node is opened: per task {code: [node 0,
+// node 1, ...], reason: [...], llm: [exchange, ...]}, where an exchange has
+// node, endpoint, model, status, error, messages (the prompt: [{role,
+// content}, ...]), reply, documents (paths), attempts, prompt_tokens,
+// completion_tokens, tokens_estimated, latency_s, total_s, cost, prompt_ms.
 nlohmann::json report_code(const store::sweep_record& r);
 
 }  // namespace kevolve::report

@@ -31,6 +31,7 @@ function esc(s) {
 }
 function fx(v) { return v > 0 ? v.toFixed(2) + 'x' : '-'; }
 function pct(v) { return (v * 100).toFixed(0) + '%'; }
+function costText(v) { return v > 0 ? v.toFixed(v < 0.01 ? 6 : 4) : '0'; }  // LLM prices: any currency
 function num(v, d) { return v === null || v === undefined ? '-' : Number(v).toFixed(d); }
 function secs(s) {
   if (!(s > 0)) return '-';

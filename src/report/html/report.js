@@ -19,6 +19,8 @@ function renderSummary() {
   let h = '<thead><tr><th>task</th><th>baseline</th><th>best speedup</th><th>% of roofline</th>' +
     '<th>evaluations</th><th>correct</th><th>to 90% of best</th>';
   failed.forEach((s) => { h += '<th>' + esc(s) + '</th>'; });
+  const llm = DATA.summary.some((r) => r.llm.requests > 0);  // columns only for sweeps that used an LLM
+  if (llm) h += '<th>LLM requests</th><th>LLM tokens in</th><th>LLM tokens out</th><th>LLM cost</th>';
   h += '<th>time</th><th>stopped because</th></tr></thead><tbody>';
   DATA.summary.forEach((r, i) => {
     const cell = (field, value, text) =>
@@ -30,6 +32,11 @@ function renderSummary() {
       cell('evaluations', r.evaluations, r.evaluations) + cell('correct', r.correct, r.correct) +
       cell('evaluations_to_90pct', r.evaluations_to_90pct, r.evaluations_to_90pct || '-');
     failed.forEach((s) => { h += cell('failures_' + s, r.failures[s] || 0, r.failures[s] || '-'); });
+    if (llm)
+      h += cell('llm_requests', r.llm.requests, r.llm.requests) +
+        cell('llm_prompt_tokens', r.llm.prompt_tokens, r.llm.prompt_tokens) +
+        cell('llm_completion_tokens', r.llm.completion_tokens, r.llm.completion_tokens) +
+        cell('llm_cost', r.llm.cost, costText(r.llm.cost));
     h += cell('seconds', r.seconds, r.seconds.toFixed(0) + ' s') +
       '<td data-field="stop_reason">' + esc(r.stop_reason || '(running)') + '</td></tr>';
   });

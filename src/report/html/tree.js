@@ -1,5 +1,5 @@
 // kevolve HTML report, part 2 of 4: the search tree (model, layout, drawing,
-// the node panel).
+// the node panel with its LLM requests).
 // ---------- per task ----------
 function category(t, i) {
   const n = t.nodes;
@@ -177,12 +177,71 @@ function showNode(m, i) {
     });
     h += '</table></div>';
   }
+  const exchanges = [];
+  full.llm.forEach((x, k) => { if (x.node === i) exchanges.push(k); });
+  if (exchanges.length) h += llmSection(full, exchanges);
   if (full.code[i]) h += '<h3>code</h3><pre class="code"></pre>';
   m.panel.innerHTML = h;
   const reason = m.panel.querySelector('pre.reason'), code = m.panel.querySelector('pre.code');
   if (reason) reason.textContent = full.reason[i];
   if (code) code.textContent = full.code[i];
+  if (exchanges.length) fillLlmSection(m.panel, full);
   drawTree(m);
+}
+
+// ---------- a node's LLM requests: what was sent, what came back ----------
+const LLM_OUTCOME = {
+  ok: 'usable', unusable: 'not usable', failed: 'request failed', over_budget: 'not sent: the budget is spent',
+  unavailable: 'not sent: no endpoint available',
+};
+function messageText(msg) { return typeof msg.content === 'string' ? msg.content : JSON.stringify(msg.content, null, 2); }
+
+function llmSection(full, exchanges) {
+  let h = '<h3>LLM ' + (exchanges.length > 1 ? 'requests (' + exchanges.length + ')' : 'request') + '</h3>';
+  exchanges.forEach((k, j) => {
+    const x = full.llm[k];
+    let chars = 0;
+    x.messages.forEach((msg) => { chars += messageText(msg).length; });
+    h += '<div class="llm-exchange" data-exchange="' + k + '" data-status="' + esc(x.status) + '">' +
+      (exchanges.length > 1 ? '<h4>request ' + (j + 1) + '</h4>' : '') + '<table>';
+    const row = (field, k2, v) => { h += '<tr data-field="' + field + '"><th>' + k2 + '</th><td>' + v + '</td></tr>'; };
+    row('outcome', 'reply', esc(LLM_OUTCOME[x.status] || x.status));
+    if (x.error) row('error', x.status === 'ok' ? 'note' : 'why', esc(x.error));
+    row('model', 'model', esc(x.model) + (x.endpoint && x.endpoint !== x.model ? ' <span class="muted">(' + esc(x.endpoint) + ')</span>' : ''));
+    row('tokens', 'tokens in / out', x.prompt_tokens + ' / ' + x.completion_tokens +
+      (x.tokens_estimated ? ' <span class="muted">(estimated: the server sent no usage)</span>' : ''));
+    row('latency', 'latency', secs(x.latency_s) + (x.total_s > x.latency_s ? ' <span class="muted">(' + secs(x.total_s) +
+      ' with retries and waits)</span>' : ''));
+    row('attempts', 'attempts', x.attempts);
+    row('cost', 'cost', costText(x.cost));
+    row('prompt_ms', 'prompt built in', num(x.prompt_ms, 1) + ' ms');
+    row('documents', 'retrieved documents', x.documents.length ? x.documents.map(esc).join('<br>') : '-');
+    h += '</table><details class="llm-prompt"><summary>prompt: ' + x.messages.length + ' message' +
+      (x.messages.length === 1 ? '' : 's') + ', ' + chars + ' characters</summary>';
+    x.messages.forEach((msg, mi) => {
+      h += '<details class="llm-message" data-message="' + mi + '"><summary>' + esc(msg.role) + ' · ' +
+        messageText(msg).length + ' characters</summary><pre class="llm-text"></pre></details>';
+    });
+    h += '</details><details class="llm-reply" open><summary>reply: ' + x.reply.length + ' characters</summary>' +
+      '<pre class="llm-text"></pre></details></div>';
+  });
+  return h;
+}
+
+// The reply is filled now; each message when it is opened (prompts are long).
+function fillLlmSection(panel, full) {
+  panel.querySelectorAll('div.llm-exchange').forEach((div) => {
+    const x = full.llm[Number(div.dataset.exchange)];
+    div.querySelector('details.llm-reply pre').textContent = x.reply;
+    div.querySelectorAll('details.llm-message').forEach((d) => {
+      d.addEventListener('toggle', () => {
+        const pre = d.querySelector('pre');
+        if (!d.open || pre.dataset.filled) return;
+        pre.textContent = messageText(x.messages[Number(d.dataset.message)]);
+        pre.dataset.filled = '1';
+      });
+    });
+  });
 }
 
 function scrollToNode(m, i) {

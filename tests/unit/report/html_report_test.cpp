@@ -118,3 +118,82 @@ TEST(HtmlReport, StoreStringsCannotEndTheScriptAndNothingIsFetched) {
   EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=\s*["']?\s*(https?:)?//)", std::regex::icase)));
   EXPECT_EQ(html.find("@KEVOLVE_"), std::string::npos);
 }
+
+namespace {
+
+store::llm_exchange exchange(int64_t node, std::string status, std::string prompt, std::string reply) {
+  store::llm_exchange x;
+  x.node = node;
+  x.endpoint = "coder@127.0.0.1";
+  x.model = "coder";
+  x.status = std::move(status);
+  x.prompt = std::move(prompt);
+  x.reply = std::move(reply);
+  x.attempts = 1;
+  return x;
+}
+
+// Node 3 was written from an ok reply; node 2's reply had no code.
+store::sweep_record llm_record() {
+  auto r = small_record();
+  auto ok = exchange(3, "ok",
+                     R"([{"role":"system","content":"be fast"},{"role":"user","content":"write softmax </script><script>alert(2)</script>"}])",
+                     "```cpp\n// </script><script>alert(3)</script>\n```\n");
+  ok.documents = "constraints/cpu.md\nguides/debugging.md\n";
+  ok.prompt_tokens = 1200;
+  ok.completion_tokens = 300;
+  ok.cost = 0.0024;
+  ok.latency_s = 1.5;
+  auto unusable = exchange(2, "unusable", "not a JSON array", "I would rather not.");
+  unusable.error = "the reply has no fenced code block or diff";
+  unusable.prompt_tokens = 1000;
+  unusable.completion_tokens = 5;
+  unusable.cost = 0.00102;
+  r.tasks[0].llm = {ok, unusable};
+  return r;
+}
+
+}  // namespace
+
+TEST(ReportData, LlmExchangesGoWithTheCodeAndTheirTotalsIntoTheSummary) {
+  const auto r = llm_record();
+  const auto x = report::report_code(r)[0]["llm"];
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_EQ(x[0]["node"], 3);
+  EXPECT_EQ(x[0]["status"], "ok");
+  ASSERT_EQ(x[0]["messages"].size(), 2u);
+  EXPECT_EQ(x[0]["messages"][0]["role"], "system");
+  EXPECT_EQ(x[0]["messages"][1]["content"], "write softmax </script><script>alert(2)</script>");
+  EXPECT_EQ(x[0]["reply"], r.tasks[0].llm[0].reply);
+  EXPECT_EQ(x[0]["documents"], nlohmann::json({"constraints/cpu.md", "guides/debugging.md"}));
+  EXPECT_EQ(x[0]["prompt_tokens"], 1200);
+  EXPECT_EQ(x[0]["completion_tokens"], 300);
+  EXPECT_EQ(x[0]["cost"].get<double>(), 0.0024);
+  // a stored prompt that is not a message array is shown whole, as it is
+  ASSERT_EQ(x[1]["messages"].size(), 1u);
+  EXPECT_EQ(x[1]["messages"][0]["content"], "not a JSON array");
+  EXPECT_EQ(x[1]["error"], "the reply has no fenced code block or diff");
+
+  const auto data = report::report_data(r, "x.h5");
+  const auto llm = data["summary"][0]["llm"];
+  EXPECT_EQ(llm["requests"], 2);
+  EXPECT_EQ(llm["prompt_tokens"], 2200);
+  EXPECT_EQ(llm["completion_tokens"], 305);
+  EXPECT_DOUBLE_EQ(llm["cost"].get<double>(), 0.0024 + 0.00102);
+  EXPECT_EQ(llm["by_status"], nlohmann::json({{"ok", 1}, {"unusable", 1}}));
+  // prompts and replies stay out of the block parsed on load
+  EXPECT_EQ(data.dump().find("write softmax"), std::string::npos);
+  EXPECT_EQ(report::report_data(small_record(), "x.h5")["summary"][0]["llm"]["requests"], 0);
+}
+
+TEST(HtmlReport, LlmPromptsAndRepliesCannotEndTheScript) {
+  const std::string html = report::html_report(llm_record(), "x.h5");
+  size_t ends = 0;
+  for (size_t k = html.find("</script>"); k != std::string::npos; k = html.find("</script>", k + 1)) ++ends;
+  EXPECT_EQ(ends, 3u);
+  EXPECT_NE(html.find("write softmax \\u003c/script>\\u003cscript>alert(2)"), std::string::npos);
+  EXPECT_NE(html.find("// \\u003c/script>\\u003cscript>alert(3)"), std::string::npos);
+  EXPECT_EQ(html.find("<script>alert("), std::string::npos);
+  // both exchanges are in the lazily parsed block, after the page's data
+  EXPECT_GT(html.find("write softmax"), html.find("id=\"kv-code\""));
+}
