@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""kevolve report --html end to end: the report of a real small sweep and of a
-synthetic 10,000-node tree, rendered in headless Chromium (driven over the
-DevTools pipe, tests/cli/chromium.py). Checks a screenshot, the tree in the
-DOM against the store (read with h5py), the best path, that the page makes
-no request, and that its numbers are those of the CSV and of the store.
+"""kevolve report --html end to end: the report of a real small sweep, of a
+synthetic 10,000-node tree and of a tiny sweep driven by the llm synthesizer
+against tests/llm/replay_server.py, rendered in headless Chromium (driven
+over the DevTools pipe, tests/cli/chromium.py). Checks a screenshot, the tree
+in the DOM against the store (read with h5py), the best path, that the page
+makes no request, that its numbers are those of the CSV and of the store, and
+that an LLM node shows the prompt and reply stored for it.
 
 Run by CTest (test html_report) with KEVOLVE_BIN etc. set; by hand:
     KEVOLVE_BIN=build/kevolve KEVOLVE_SYNTHETIC_STORE=build/kevolve-test-synthetic-store \\
@@ -11,6 +13,7 @@ Run by CTest (test html_report) with KEVOLVE_BIN etc. set; by hand:
 """
 import csv
 import io
+import json
 import math
 import os
 import re
@@ -26,6 +29,7 @@ import h5py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import chromium  # noqa: E402
+import test_llm  # noqa: E402  (the replay server's helpers)
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
@@ -201,6 +205,8 @@ class SmallSweepReport(unittest.TestCase):
             self.assertIn(f"| {task['id']} | {want['best_speedup']:.2f}x |", self.markdown)
             text = self.js(f"document.querySelectorAll('#kv-summary tbody tr')[{k}].textContent")
             self.assertIn(f"{want['best_speedup']:.2f}x", text)
+        self.assertNotIn("LLM", self.js("document.querySelector('#kv-summary thead').textContent"),
+                         "a sweep without an LLM has no LLM columns")
         geomean = math.exp(sum(math.log(expected_summary(t)["best_speedup"]) for t in self.tasks) / len(self.tasks))
         self.assertIn(f"geometric mean of the best speedups: {geomean:.2f}x", self.js("document.body.textContent"))
 
@@ -243,6 +249,101 @@ class SmallSweepReport(unittest.TestCase):
             q = f"details.task[data-task-index=\"{k}\"] svg.chart"
             self.assertEqual(self.js(f"document.querySelectorAll('{q} .best-point').length"), timed)
             self.assertEqual(self.js(f"document.querySelectorAll('{q} .baseline-point').length"), timed)
+
+
+class LlmSweepReport(unittest.TestCase):
+    """A node written by the llm synthesizer shows what was sent and what came back."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        d = Path(cls.dir.name)
+        # a usable kernel, a reply without code, then the fused kernel for every later request
+        script = {"require_key": test_llm.KEY, "replies": [
+            test_llm.reply("softmax_plain.md"), test_llm.reply("no_code.md"), test_llm.reply("softmax_fused.md")]}
+        server = test_llm.Replay(d, script)
+        try:
+            (d / "llm.yaml").write_text(test_llm.sweep_yaml(test_llm.endpoint_yaml(server.url), max_evaluations=3))
+            rc, out, err = test_llm.run(["run", d / "llm.yaml", "--store", "llm.h5"], d)
+            assert rc == 0, out + err
+        finally:
+            server.stop()
+        kevolve("report", "llm.h5", "--html", "llm.html", cwd=d)
+        cls.html_path = d / "llm.html"
+        cls.rows = test_llm.llm_rows(d / "llm.h5")
+        cls.browser = chromium.Chromium(width=1400, height=1000)
+        cls.browser.load(cls.html_path.as_uri())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls.dir.cleanup()
+
+    def js(self, expression):
+        return self.browser.eval(expression)
+
+    def open_node(self, node):
+        self.js(f"document.querySelector('details.task[data-task-index=\"0\"] svg.tree circle.node[data-id=\"{node}\"]')"
+                ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+        return "document.querySelector('details.task[data-task-index=\"0\"] .node-panel')"
+
+    def shown(self, panel, field):
+        return self.js(f"{panel}.querySelector('tr[data-field=\"{field}\"] td').textContent")
+
+    def test_an_llm_node_shows_the_stored_prompt_and_reply(self):
+        ok = [r for r in self.rows if r["status"] == "ok"]
+        self.assertTrue(ok, self.rows)
+        x = ok[0]
+        panel = self.open_node(x["node"])
+        self.assertEqual(self.js(f"{panel}.querySelectorAll('div.llm-exchange').length"),
+                         sum(r["node"] == x["node"] for r in self.rows))
+        self.assertEqual(self.js(f"{panel}.querySelector('details.llm-reply pre').textContent"), x["reply"])
+        self.assertIn("kevolve_kernel", x["reply"])
+        messages = json.loads(x["prompt"])
+        self.assertEqual([m["role"] for m in messages], ["system", "user"])
+        summaries = self.js(f"Array.from({panel}.querySelectorAll('details.llm-message > summary')).map(s => s.textContent)")
+        self.assertEqual(summaries, [f"{m['role']} · {len(m['content'])} characters" for m in messages])
+        # the messages are rendered when opened, not before
+        pres = f"Array.from({panel}.querySelectorAll('details.llm-message pre'))"
+        self.assertEqual(self.js(f"{pres}.map(p => p.textContent)"), ["", ""])
+        self.js(f"{panel}.querySelector('details.llm-prompt').open = true;"
+                f" {panel}.querySelectorAll('details.llm-message').forEach(d => {{ d.open = true; }})")
+        deadline = time.monotonic() + 10
+        while not self.js(f"{pres}.every(p => p.dataset.filled === '1')") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(self.js(f"{pres}.map(p => p.textContent)"), [m["content"] for m in messages])
+        self.assertEqual(self.shown(panel, "outcome"), "usable")
+        self.assertEqual(self.shown(panel, "tokens"), f"{x['prompt_tokens']} / {x['completion_tokens']}")
+        self.assertEqual(self.shown(panel, "cost"), f"{x['cost']:.6f}" if x["cost"] < 0.01 else f"{x['cost']:.4f}")
+        self.assertEqual(self.shown(panel, "attempts"), str(x["attempts"]))
+        self.assertGreater(x["latency_s"], 0)
+        self.assertRegex(self.shown(panel, "latency"), r"^\d+(\.\d+)? (ns|µs|ms|s)\b")
+        documents = [p for p in x["documents"].split("\n") if p]
+        self.assertIn("constraints/cpu.md", documents)
+        self.assertEqual(self.js(f"{panel}.querySelector('tr[data-field=\"documents\"] td').innerText").split("\n"),
+                         documents)
+
+    def test_an_unusable_reply_says_why(self):
+        unusable = [r for r in self.rows if r["status"] == "unusable"]
+        self.assertTrue(unusable, self.rows)
+        x = unusable[0]
+        panel = self.open_node(x["node"])
+        self.assertEqual(self.shown(panel, "outcome"), "not usable")
+        self.assertEqual(self.shown(panel, "error"), "the reply has no fenced code block or diff")
+        self.assertEqual(self.js(f"{panel}.querySelector('details.llm-reply pre').textContent"), x["reply"])
+
+    def test_the_summary_shows_the_llm_spending_of_the_store(self):
+        cells = self.js("Object.fromEntries(Array.from(document.querySelectorAll('#kv-summary tbody tr')[0]"
+                        ".querySelectorAll('td[data-field]')).map(c => [c.dataset.field, c.dataset.value]))")
+        self.assertEqual(int(cells["llm_requests"]), len(self.rows))
+        self.assertEqual(int(cells["llm_prompt_tokens"]), sum(r["prompt_tokens"] for r in self.rows))
+        self.assertEqual(int(cells["llm_completion_tokens"]), sum(r["completion_tokens"] for r in self.rows))
+        self.assertAlmostEqual(float(cells["llm_cost"]), sum(r["cost"] for r in self.rows), places=12)
+
+    def test_no_request_leaves_the_page_and_the_key_is_not_in_it(self):
+        self.assertEqual(self.browser.requests(), [self.html_path.as_uri()])
+        self.assertEqual(self.browser.problems(), [])
+        self.assertNotIn(test_llm.KEY.encode(), self.html_path.read_bytes())
 
 
 class LargeTreeReport(unittest.TestCase):
