@@ -1,6 +1,6 @@
 // The mtia_emu baseline of bias_gelu: what a compiler would emit without double
 // buffering or fusion (one CB slot per stage, so DMA and compute never overlap).
-// Generated from knowledge/templates/mtia_emu/bias_act.cpp.tmpl with the parameters below.
+// Generated from knowledge/templates/mtia_emu/_bias_act.inc with the parameters below.
 #define KVP_SLOTS 1
 #define KVP_CHUNK_KB 16
 #define KVP_ADD_ON_VEC 0
@@ -74,6 +74,7 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   int64_t rows = int64_t(KVP_CHUNK_KB) * 1024 / c.row_bytes;
   rows -= rows % c.unit;
   c.chunk_rows = rows < c.unit ? c.unit : rows;
+  if (c.chunk_rows > c.rows) c.chunk_rows = c.rows;  // one chunk holds every row
   const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
   return kv_mtia_launch(dev, pes, program, &c);
 }
