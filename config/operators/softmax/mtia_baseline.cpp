@@ -135,9 +135,10 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.chunk_rows = rows < c.unit ? c.unit : rows;
   if (c.chunk_rows > c.rows) c.chunk_rows = c.rows;  // one chunk holds every row
   // Local memory: STAGES chunk-sized fp32 stages per slot, plus gamma/beta.
-  const int64_t ls = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES);
+  const int64_t budget = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 4 * c.cols * 4 - 4 * c.chunk_rows * 4 - 16384;
+  while (STAGES * c.chunk_rows * c.cols * 4 > budget && c.chunk_rows > c.unit) c.chunk_rows -= c.unit;
   const int64_t per_slot = STAGES * c.chunk_rows * c.cols * 4;
-  int64_t slots = (ls - 4 * c.cols * 4 - 4096) / (per_slot > 0 ? per_slot : 1);
+  int64_t slots = budget / (per_slot > 0 ? per_slot : 1);
   if (slots > KVP_SLOTS) slots = KVP_SLOTS;
   c.slots = int32_t(slots < 1 ? 1 : slots);
   const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);

@@ -20,7 +20,7 @@ namespace {
 struct cfg {
   uint64_t x, bias, y;
   int64_t rows, cols, row_bytes, unit;  // unit: rows per 32-byte-aligned step
-  int32_t dtype;
+  int32_t dtype, slots;
   int64_t chunk_rows;
 };
 
@@ -34,9 +34,9 @@ void program(kv_mtia_device* d, const void* user) {
   if (r0 >= r1) return;
   const int32_t chunk_bytes = int32_t(c.chunk_rows * c.row_bytes);
   const int cb_b = kv_mtia_cb_alloc(d, int32_t(c.row_bytes), 1);
-  const int cb_x = kv_mtia_cb_alloc(d, chunk_bytes, KVP_SLOTS);
-  const int cb_t = kv_mtia_cb_alloc(d, int32_t(c.chunk_rows * c.cols * 4), KVP_SLOTS);
-  const int cb_y = kv_mtia_cb_alloc(d, chunk_bytes, KVP_SLOTS);
+  const int cb_x = kv_mtia_cb_alloc(d, chunk_bytes, c.slots);
+  const int cb_t = kv_mtia_cb_alloc(d, int32_t(c.chunk_rows * c.cols * 4), c.slots);
+  const int cb_y = kv_mtia_cb_alloc(d, chunk_bytes, c.slots);
   kv_mtia_dma_in(d, cb_b, kv_mtia_rows(c.bias, 1, c.row_bytes, c.row_bytes));
   for (int64_t r = r0; r < r1; r += c.chunk_rows) {
     const int64_t n = r1 - r < c.chunk_rows ? r1 - r : c.chunk_rows;
@@ -74,6 +74,12 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   rows -= rows % c.unit;
   c.chunk_rows = rows < c.unit ? c.unit : rows;
   if (c.chunk_rows > c.rows) c.chunk_rows = c.rows;  // one chunk holds every row
+  // Local memory: x, y (esz) and the fp32 sum per slot, plus the bias row.
+  const int64_t budget = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - c.row_bytes - 16384;
+  while ((2 * esz + 4) * c.chunk_rows * c.cols > budget && c.chunk_rows > c.unit) c.chunk_rows -= c.unit;
+  int64_t slots = budget / ((2 * esz + 4) * c.chunk_rows * c.cols);
+  if (slots > KVP_SLOTS) slots = KVP_SLOTS;
+  c.slots = int32_t(slots < 1 ? 1 : slots);
   const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
   return kv_mtia_launch(dev, pes, program, &c);
 }
