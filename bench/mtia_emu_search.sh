@@ -35,4 +35,4 @@ checkpoint:
   every_seconds: 60
 YAML
 "$kevolve" run "$out/sweep.yaml" --store "$out/sweep.h5" > "$out/run.log" 2>&1 || { tail -30 "$out/run.log"; exit 1; }
-python3 "$root/bench/mtia_emu_report.py" "$out/sweep.h5"
+/usr/bin/python3 "$root/bench/mtia_emu_report.py" "$out/sweep.h5"
