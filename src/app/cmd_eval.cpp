@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/mtia_emu_backend.h"
 #include "eval/evaluator.h"
 #include "report/verdict_table.h"
 #include "spec/operator_loader.h"
@@ -26,7 +27,9 @@ int run_eval(const cli::eval_command& cmd) {
   o.time_budget_seconds = cmd.budget_seconds;
   o.verify_trials = cmd.trials;
 
-  auto hw = cmd.backend == "cuda" ? eval::cuda_hardware_profile(false) : eval::cpu_hardware_profile(o.threads, false);
+  auto hw = cmd.backend == "cuda"       ? eval::cuda_hardware_profile(false)
+            : cmd.backend == "mtia_emu" ? eval::mtia_hardware_profile()
+                                        : eval::cpu_hardware_profile(o.threads, false);
   // A node without a GPU cannot run the cuda backend: a usage error, not an internal one.
   if (!hw && cmd.backend == "cuda") return report_error({errc::invalid_input, "--backend cuda: " + hw.error().message});
   if (!hw) return report_error(hw.error());

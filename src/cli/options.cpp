@@ -177,7 +177,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       eval_command& e = cl.eval;
       po::options_description d("kevolve eval options");
       d.add_options()("help,h", "show help")("op", po::value<std::string>(&e.op)->required(), "operator name or YAML file")(
-          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu or cuda")(
+          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu, cuda or mtia_emu")(
           "kernel", po::value<std::string>(&e.kernel)->required(), "kernel source file")(
           "variant", po::value<std::string>(&e.variant), "dtype variant (default: the operator's first)")(
           "shapes", po::value<std::vector<std::string>>()->multitoken(), "all, or names of shape points")(
@@ -189,7 +189,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape");
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda --kernel FILE [options]");
+        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|mtia_emu --kernel FILE [options]");
         return cl;
       }
       po::variables_map evm;
@@ -199,8 +199,9 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
         for (const auto& s : evm["shapes"].as<std::vector<std::string>>())
           if (s != "all") e.shapes.push_back(s);
       }
-      if (e.backend != "cpu" && e.backend != "cuda")
-        return make_error(errc::invalid_input, "--backend: '" + e.backend + "' is not available in this build (available: cpu, cuda)");
+      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "mtia_emu")
+        return make_error(errc::invalid_input,
+                          "--backend: '" + e.backend + "' is not available in this build (available: cpu, cuda, mtia_emu)");
       if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)
         return make_error(errc::invalid_input, "--timeout-ms, --budget and --trials must be positive, --threads >= 0");
       return cl;

@@ -43,6 +43,7 @@ shape_verdict failed_call(shape_verdict sv, const call_outcome& out, const std::
     case call_outcome::kind::kernel_error:
       sv.result = status::runtime_failed;
       sv.reason = when + ": the kernel returned " + std::to_string(out.rc);
+      if (!out.detail.empty()) sv.reason += " (" + out.detail + ")";
       break;
     case call_outcome::kind::timeout:
       sv.result = status::timeout;
@@ -126,15 +127,20 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!base) return tl::unexpected(base.error());
   auto timed_base = base;
   e->baseline_name_ = op.baseline.name;
-  if (std::string(e->backend_->name()) == "cuda") {
-    if (op.cuda_baseline.source.empty())
-      return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name +
-                                                 "' has no 'cuda_baseline' {name, source, libraries}, which the cuda "
-                                                 "backend times candidates against");
-    timed_base = compile_trusted(*e->backend_, op.cuda_baseline.source, op.cuda_baseline.libraries, "cuda baseline");
+  if (std::string(e->backend_->name()) != "cpu") {
+    const bool cuda = std::string(e->backend_->name()) == "cuda";
+    const spec::baseline_spec& bs = cuda ? op.cuda_baseline : op.mtia_baseline;
+    const std::string key = cuda ? "cuda_baseline" : "mtia_baseline";
+    if (bs.source.empty())
+      return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no '" + key +
+                                                 "' {name, source, libraries}, which the " + e->backend_->name() +
+                                                 " backend times candidates against");
+    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (key.substr(0, 4) + " baseline").c_str());
     if (!timed_base) return tl::unexpected(timed_base.error());
-    e->baseline_name_ = op.cuda_baseline.name;
+    e->baseline_name_ = bs.name;
   }
+  // One input set per verification trial: an emulator has no cache to flush.
+  if (e->backend_->deterministic_timer()) e->options_.rotation_bytes = 0;
 
   auto data = task_data::create(e->op_, *e->variant_, e->options_, ref->library, base->library, timed_base->library,
                                 *e->backend_);
@@ -157,7 +163,9 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   v.backend = backend_->name();
   v.baseline = baseline_name_;
   v.hardware = hw_.name + " (" + hw_.model +
-               (backend_->keeps_device_copies() ? std::string(")") : ", " + std::to_string(data_->threads()) + " threads)");
+               (backend_->keeps_device_copies() || backend_->deterministic_timer()
+                    ? std::string(")")
+                    : ", " + std::to_string(data_->threads()) + " threads)");
   v.peak_bandwidth_gbs = hw_.peak_bandwidth_gbs;
   v.peak_gflops = hw_.peak_gflops_fp32;
   v.kernel_hash = content_hash({source}).substr(0, 16);
@@ -318,6 +326,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     sv.reason = r.error().message;
     return sv;
   }
+  if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
   worker_client& base = data_->baseline_worker();
   const uint32_t sets = uint32_t(ps.buf.num_sets);
   const milliseconds timeout = options_.call_timeout;
@@ -456,20 +465,30 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
 
   sv.candidate = summarize_ns(cand_ns);
   sv.baseline = summarize_ns(base_ns);
+  return judge_times(p, std::move(sv));
+}
+
+shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
+  const problem_state& ps = data_->problem(p);
+  double call_bytes = double(ps.inst.workspace_bytes);
+  for (const auto& t : ps.inst.inputs) call_bytes += double(t.bytes());
+  for (const auto& t : ps.inst.outputs) call_bytes += double(t.bytes());
+  const spec::hardware_profile hw = backend_->roofline_profile(hw_, call_bytes);
   sv.speedup = sv.baseline.median_s / sv.candidate.median_s;
-  const roofline_point rp = place_on_roofline(hw_, ps.inst.bytes, ps.inst.flops, sv.candidate.median_s);
-  const roofline_point rb = place_on_roofline(hw_, ps.inst.bytes, ps.inst.flops, sv.baseline.median_s);
+  const roofline_point rp = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.candidate.median_s);
+  const roofline_point rb = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.baseline.median_s);
   sv.achieved_gbs = rp.achieved_gbs;
   sv.achieved_gflops = rp.achieved_gflops;
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
-  sv.bottleneck = rp.bottleneck;
-  const double floor_s = place_on_roofline(hw_, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
+  sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
+  const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;
   if (floor_fraction > 1.05 && floor_fraction * options_.roofline_slack <= 1.0)
     log::warn("{} at shape '{}' ran at {:.0f}% of the measured roofline: the hardware profile ({:.1f} GB/s, {:.1f} GFLOP/s) "
               "looks low; measure it again on an idle machine with 'kevolve doctor --remeasure'",
-              op_.name, ps.inst.shape_name, floor_fraction * 100, hw_.peak_bandwidth_gbs, hw_.peak_gflops_fp32);
+              op_.name, ps.inst.shape_name, floor_fraction * 100, hw.peak_bandwidth_gbs, hw.peak_gflops_fp32);
   if (sv.candidate.median_s < options_.roofline_slack * floor_s) {
     sv.result = status::suspicious;
     sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +
@@ -484,6 +503,58 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   }
   sv.result = status::ok;
   return sv;
+}
+
+// A deterministic timer (an emulator's cycle count): one call per side on a
+// set the kernel cannot predict, with fresh poison; its output is checked
+// and its time is the shape's time. Wall and CPU time of the worker measure
+// the emulator, not the kernel, so they are not compared.
+shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
+  const problem_state& ps = data_->problem(p);
+  const milliseconds timeout = options_.call_timeout;
+  const uint32_t sets = uint32_t(ps.buf.num_sets);
+  const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(std::max(1, options_.verify_trials))));
+  data_->poison_outputs(p, int(checked_set), poison_byte(checked_set + 7));
+  auto oc = cand.time(0, checked_set, 1, timeout);
+  totals.kernel_seconds += oc.wall_seconds;
+  if (!oc.ok()) return failed_call(sv, oc, "timing");
+  auto prof = cand.profile(timeout);
+  if (prof.ok()) sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
+  // The baseline's time is as deterministic: measured once per shape.
+  auto known = baseline_once_.find(p);
+  if (known == baseline_once_.end()) {
+    auto ob = data_->baseline_worker().time(0, 0, 1, timeout);
+    totals.kernel_seconds += ob.wall_seconds;
+    if (!ob.ok()) {
+      sv.result = status::skipped;
+      sv.reason = "the baseline failed while timing: " + ob.detail;
+      return sv;
+    }
+    known = baseline_once_.emplace(p, ob.ns).first;
+  }
+  if (last) cand.release();
+  phase_clock check_clock(totals.phases, "check outputs and inputs");
+  auto ref = data_->reference(p, int(checked_set));
+  if (!ref) {
+    sv.result = status::skipped;
+    sv.reason = ref.error().message;
+    return sv;
+  }
+  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
+  if (!check.result.ok) {
+    sv.result = status::wrong_result;
+    sv.reason = "outputs of the timed call are wrong (right when verified, wrong when timed): " +
+                check.result.first_mismatch;
+    return sv;
+  }
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "while timed, the kernel " + damage;
+    return sv;
+  }
+  sv.candidate = summarize_ns(oc.ns);
+  sv.baseline = summarize_ns(known->second);
+  return judge_times(p, std::move(sv));
 }
 
 }  // namespace kevolve::eval

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -58,6 +59,9 @@ class evaluator {
   // `last`: the candidate's worker is released after this shape's last call.
   shape_verdict evaluate_shape(size_t problem, bool last, class worker_client& cand, run_totals& totals);
   shape_verdict time_shape(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
+  shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
+  // Speedup, roofline placement and the plausibility checks of timed shapes.
+  shape_verdict judge_times(size_t problem, shape_verdict sv);
 
   spec::operator_spec op_;
   const spec::variant* variant_ = nullptr;
@@ -66,6 +70,7 @@ class evaluator {
   std::unique_ptr<backend> backend_;  // compiles and runs candidates and the timed baseline
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
+  std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };
 

@@ -38,6 +38,8 @@ nlohmann::json to_json(const verdict& v) {
       j["roofline_fraction"] = s.roofline_fraction;
       j["baseline_roofline_fraction"] = s.baseline_roofline_fraction;
       j["bottleneck"] = s.bottleneck;
+      j["roofline_gbs"] = s.roofline_gbs;
+      if (!s.profile.empty()) j["profile"] = s.profile;
     }
     shapes.push_back(std::move(j));
   }

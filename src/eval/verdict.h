@@ -41,6 +41,8 @@ struct shape_verdict {
   double roofline_fraction = 0.0;  // roofline floor time / candidate time
   double baseline_roofline_fraction = 0.0;
   std::string bottleneck;  // memory-bound, compute-bound, latency-bound
+  double roofline_gbs = 0.0;     // the bandwidth this shape's roofline uses (mtia_emu: SRAM or DRAM)
+  std::string profile;     // backends that profile calls (mtia_emu): per-engine busy, bytes, bound class
 };
 
 // One device function's resources, from ptxas -v (GPU backends).

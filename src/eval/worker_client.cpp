@@ -120,6 +120,7 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
   const std::string exe = o.executable.string();
   std::vector<std::string> argv_s = {exe, std::to_string(regions.size()), std::to_string(libraries.size()),
                                      std::to_string(o.address_space_bytes), o.sandbox ? "1" : "0"};
+  argv_s.insert(argv_s.end(), o.extra_args.begin(), o.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -254,6 +255,7 @@ call_outcome worker_client::request(wire::op code, uint32_t lib, uint32_t first_
   if (r.status == wire::reply_status::kernel_error) {
     out.what = call_outcome::kind::kernel_error;
     out.rc = r.rc;
+    out.detail = output_tail(600);  // what the kernel (or an emulator) said about it
   }
   return out;
 }
@@ -272,6 +274,10 @@ call_outcome worker_client::time(uint32_t lib, uint32_t first_set, uint32_t reps
 
 call_outcome worker_client::download(std::chrono::milliseconds timeout) {
   return request(wire::op::download, 0, 0, 1, {}, timeout);
+}
+
+call_outcome worker_client::profile(std::chrono::milliseconds timeout) {
+  return request(wire::op::profile, 0, 0, 64, {}, timeout);
 }
 
 double worker_client::cpu_seconds() const {

@@ -25,6 +25,7 @@ struct worker_options {
   uint64_t address_space_bytes = 0;  // 0: no RLIMIT_AS
   bool sandbox = true;
   std::chrono::milliseconds start_timeout{10000};
+  std::vector<std::string> extra_args;  // after the usual four (a backend's worker may take more)
 };
 
 struct call_outcome {
@@ -51,6 +52,9 @@ class worker_client {
   call_outcome time(uint32_t lib, uint32_t first_set, uint32_t reps, std::chrono::milliseconds timeout);
   // GPU workers: device copies of every set back into the shared regions.
   call_outcome download(std::chrono::milliseconds timeout);
+  // Workers that profile their calls (mtia_emu): the last call's profile
+  // words in `ns`.
+  call_outcome profile(std::chrono::milliseconds timeout);
 
   bool alive() const { return pid_ > 0; }
   int pid() const { return pid_; }

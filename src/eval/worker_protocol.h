@@ -26,7 +26,8 @@ constexpr int kFirstLibFd = kFirstRegionFd + kMaxRegions;  // then the libraries
 
 // DOWNLOAD (GPU workers only): copy every tensor of every set from the
 // device back into the shared regions.
-enum class op : uint32_t { setup = 1, call = 2, time = 3, quit = 4, download = 5 };
+// PROFILE (mtia_emu workers): the last call's run profile as int64 words.
+enum class op : uint32_t { setup = 1, call = 2, time = 3, quit = 4, download = 5, profile = 6 };
 
 struct request {
   uint32_t magic = kMagic;

@@ -19,7 +19,11 @@ std::string format_seconds(double s) {
 
 std::string verdict_table(const eval::verdict& v) {
   std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
-  out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
+  if (v.backend == "mtia_emu")
+    out += fmt::format("roofline: {:.1f} GB/s (SRAM; DRAM-resident shapes use DRAM's), {:.1f} GFLOP/s (DPE), from the emulator profile\n",
+                       v.peak_bandwidth_gbs, v.peak_gflops);
+  else
+    out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
   out += fmt::format("compile: {} ({}), {} vectorized loops, {} bytes of code\n\n",
                      v.compile.cached ? "cache hit" : format_seconds(v.compile.seconds),
                      v.result == eval::status::compile_failed ? "failed" : "ok", v.compile.vectorized_loops, v.compile.code_bytes);
@@ -37,6 +41,8 @@ std::string verdict_table(const eval::verdict& v) {
                       timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
     }
     out += text_table(rows) + "\n";
+    for (const auto& s : v.shapes)
+      if (!s.profile.empty()) out += fmt::format("profile {}: {}\n", s.shape, s.profile);
   }
   out += fmt::format("verdict: {}", eval::to_string(v.result));
   if (v.ok()) out += fmt::format(", fitness {:.3f} (geometric mean speedup over the baseline)", v.fitness);

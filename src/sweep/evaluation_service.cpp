@@ -1,10 +1,13 @@
 #include "sweep/evaluation_service.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/mtia_emu_backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
 
@@ -17,7 +20,17 @@ expected<void> probe_backend(const std::string& backend) {
     if (!hw) return make_error(errc::toolchain_error, "backend 'cuda' is not usable here: " + hw.error().message);
     return {};
   }
-  return make_error(errc::toolchain_error, "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda)");
+  if (backend == "mtia_emu") {
+    // The emulator is part of every build; it needs its worker and profile.
+    auto hw = eval::mtia_hardware_profile();
+    if (!hw) return make_error(errc::toolchain_error, "backend 'mtia_emu' is not usable here: " + hw.error().message);
+    const auto worker = eval::mtia_worker_executable();
+    if (::access(worker.c_str(), X_OK) != 0)
+      return make_error(errc::toolchain_error, "backend 'mtia_emu' is not usable here: no executable " + worker.string());
+    return {};
+  }
+  return make_error(errc::toolchain_error,
+                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, mtia_emu)");
 }
 
 struct task_evaluators::entry {
@@ -44,10 +57,12 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
                                                std::to_string(rank_) + ": every node must see the same operator files");
   // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const int profile_key = r.backend == "cuda" ? -1 : threads;
+  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : threads;
   auto hw = hardware_.find(profile_key);
   if (hw == hardware_.end()) {
-    auto profile = r.backend == "cuda" ? eval::cuda_hardware_profile(false) : eval::cpu_hardware_profile(threads, false);
+    auto profile = r.backend == "cuda"       ? eval::cuda_hardware_profile(false)
+                   : r.backend == "mtia_emu" ? eval::mtia_hardware_profile()
+                                             : eval::cpu_hardware_profile(threads, false);
     if (!profile) return tl::unexpected(profile.error());
     hw = hardware_.emplace(profile_key, std::move(*profile)).first;
   }

@@ -190,6 +190,14 @@ class EvalUsage(unittest.TestCase):
         self.assertIn("--backend", p.stderr)
         self.assertIn("cuda", p.stderr)
 
+    def test_mtia_emu_example_is_accepted(self):
+        ex = ROOT / "knowledge" / "examples" / "mtia_emu" / "softmax.cpp"
+        p = kevolve("eval", "--backend", "mtia_emu", "--op", DATA / "operators" / "ts_softmax.yaml", "--kernel", ex,
+                    "--trials", "2")
+        self.assertEqual(p.returncode, 0, describe(p))
+        self.assertIn("on mtia_emu", p.stdout)
+        self.assertIn("bound:", p.stdout)
+
     def test_missing_required_option_exits_2(self):
         p = kevolve("eval", "--op", "softmax")
         self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))

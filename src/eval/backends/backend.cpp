@@ -3,6 +3,7 @@
 #include "common/paths.h"
 #include "eval/backends/cpu_backend.h"
 #include "eval/backends/cuda_backend.h"
+#include "eval/backends/mtia_emu_backend.h"
 
 namespace kevolve::eval {
 
@@ -30,13 +31,16 @@ expected<static_check> check_statically(backend& b, const std::string& source,
   return c;
 }
 
-std::vector<std::string> known_backends() { return {"cpu", "cuda"}; }
+std::vector<std::string> known_backends() { return {"cpu", "cuda", "mtia_emu"}; }
 
 expected<std::unique_ptr<backend>> make_backend(const std::string& name, std::chrono::seconds compile_timeout) {
   if (name.empty() || name == "cpu")
     return std::unique_ptr<backend>(std::make_unique<cpu_backend>(cache_root() / "compile" / "cpu", compile_timeout));
   if (name == "cuda")
     return std::unique_ptr<backend>(std::make_unique<cuda_backend>(cache_root() / "compile" / "cuda", compile_timeout));
+  if (name == "mtia_emu")
+    return std::unique_ptr<backend>(
+        std::make_unique<mtia_emu_backend>(cache_root() / "compile" / "mtia_emu", compile_timeout));
   std::string known;
   for (const auto& b : known_backends()) known += (known.empty() ? "" : ", ") + b;
   return make_error(errc::invalid_input, "backend '" + name + "' is not known (backends: " + known + ")");

@@ -15,6 +15,7 @@
 #include "eval/source_policy.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
+#include "spec/hardware_profile.h"
 
 namespace kevolve::eval {
 
@@ -64,6 +65,23 @@ class backend {
   }
   // The clock kernel times come from, for reports.
   virtual const char* timer() const = 0;
+  // A timer whose reading depends only on what the kernel does (an
+  // emulator's cycle count): one call per side and shape measures it, and
+  // the worker's wall and CPU time say nothing about it.
+  virtual bool deterministic_timer() const { return false; }
+  // The roofline a shape is placed on, for a call touching `call_bytes`
+  // (an emulated chip keeps small calls in on-chip SRAM).
+  virtual spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const {
+    (void)call_bytes;
+    return hw;
+  }
+  // Workers that answer wire::op::profile: the last call's profile as text,
+  // and its bottleneck class when the worker knows better than the roofline.
+  virtual std::string describe_profile(const std::vector<int64_t>& words, std::string* bottleneck) const {
+    (void)words;
+    (void)bottleneck;
+    return {};
+  }
 };
 
 // Steps that need no device: the source policy, the compile (cached) and the
@@ -76,7 +94,7 @@ struct static_check {
 expected<static_check> check_statically(backend& b, const std::string& source,
                                         const std::vector<std::string>& allowed_libraries);
 
-// "cpu" always; "cuda" in every build (compiling needs nvcc, running needs
+// "cpu" always; "mtia_emu" always (the emulator is built in); "cuda" in every build (compiling needs nvcc, running needs
 // kevolve-cuda-worker and a GPU). Unknown names are an error naming the
 // backends there are.
 expected<std::unique_ptr<backend>> make_backend(const std::string& name, std::chrono::seconds compile_timeout);

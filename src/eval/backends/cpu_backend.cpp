@@ -45,8 +45,9 @@ int count_vectorized_loops(const std::string& opt_info) {
   return n;
 }
 
-cpu_compiler::cpu_compiler(fs::path cache_dir, std::chrono::seconds timeout)
-    : cache_dir_(std::move(cache_dir)), timeout_(timeout) {
+cpu_compiler::cpu_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> extra_flags,
+                           std::string id_tag)
+    : cache_dir_(std::move(cache_dir)), timeout_(timeout), extra_flags_(std::move(extra_flags)), id_tag_(std::move(id_tag)) {
   const char* cxx = std::getenv("KEVOLVE_CXX");
   compiler_ = (cxx && *cxx) ? cxx : "g++";
 }
@@ -54,6 +55,7 @@ cpu_compiler::cpu_compiler(fs::path cache_dir, std::chrono::seconds timeout)
 std::vector<std::string> cpu_compiler::flags(const std::vector<std::string>& libraries) const {
   std::vector<std::string> f = {"-std=gnu++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared",
                                 "-Wall", "-Wextra", "-Wl,--no-undefined", "-I" + (data_root() / "src" / "abi").string()};
+  f.insert(f.end(), extra_flags_.begin(), extra_flags_.end());
   for (const auto& l : libraries) f.push_back(l == "openblas" ? "-lopenblas" : "-l" + l);
   f.push_back("-lm");
   return f;
@@ -65,7 +67,7 @@ const std::string& cpu_compiler::toolchain_id() {
     std::string ver = v && v->ok() ? v->output : "unknown";
     while (!ver.empty() && (ver.back() == '\n' || ver.back() == ' ')) ver.pop_back();
     auto abi = read_file(data_root() / "src" / "abi" / "kevolve" / "abi.h");
-    toolchain_id_ = compiler_ + " " + ver + " | " + cpu_identity() + " | abi " + content_hash({abi ? *abi : ""});
+    toolchain_id_ = compiler_ + " " + ver + " | " + cpu_identity() + " | abi " + content_hash({abi ? *abi : ""}) + id_tag_;
   }
   return toolchain_id_;
 }

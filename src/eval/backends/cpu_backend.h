@@ -17,7 +17,10 @@ namespace kevolve::eval {
 class cpu_compiler {
  public:
   // `cache_dir` holds <hash>.so and <hash>.json; `timeout` bounds one compile.
-  cpu_compiler(std::filesystem::path cache_dir, std::chrono::seconds timeout);
+  // `extra_flags` follow the usual ones (the mtia_emu backend adds its
+  // include path and drops nothing); `id_tag` is appended to the toolchain id.
+  cpu_compiler(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> extra_flags = {},
+               std::string id_tag = {});
 
   // Compiles `source`; `libraries` are names from spec::known_libraries().
   // Fails (error) only when the compiler cannot be run at all; a source that
@@ -35,6 +38,8 @@ class cpu_compiler {
   std::chrono::seconds timeout_;
   std::string toolchain_id_;
   std::string compiler_;
+  std::vector<std::string> extra_flags_;
+  std::string id_tag_;
 };
 
 // Checks a compiled candidate against the ABI: exactly one export, no

@@ -39,7 +39,7 @@ TEST_F(SweepSpec, TheQuickstartLoadsWithEveryOperator) {
   EXPECT_EQ(s->operators.size(), 12u);
   EXPECT_EQ(s->search.policy.name, "uct");
   EXPECT_GT(s->search.stop.max_evaluations, 0);
-  EXPECT_EQ(s->backends, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(s->backends, (std::vector<std::string>{"cpu", "mtia_emu"}));
 }
 
 TEST_F(SweepSpec, ValidFileGivesItsValues) {

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Per task of a kevolve store: the best correct kernel's roofline fraction
+and speedup over the baseline at every timed shape, the baseline's own
+roofline fraction at that shape, and whether the acceptance bar (>= 0.80 of
+the roofline for memory-bound shapes, >= 0.85 of DPE peak for compute-bound
+ones) is met.
+
+usage: /usr/bin/python3 bench/mtia_emu_report.py STORE
+"""
+import sys
+
+import h5py
+
+
+def text(blob, offset, length):
+    return bytes(blob[offset:offset + length]).decode("utf-8")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    misses = 0
+    with h5py.File(sys.argv[1], "r") as f:
+        print(f"{'task':32} {'shape':24} {'best':>6} {'baseline':>8} {'speedup':>8}  bottleneck     bar")
+        for name in sorted(f["tasks"], key=int):
+            g = f["tasks"][name]
+            label = "/".join(str(g.attrs[k].decode() if isinstance(g.attrs[k], bytes) else g.attrs[k])
+                             for k in ("operator", "variant", "backend"))
+            nodes, blob, meas = g["nodes"][...], g["text"][...], g["measurements"][...]
+            ok = nodes[(nodes["state"] == 1) & (nodes["status"] == 0) & (nodes["id"] > 0)]
+            if len(ok) == 0:
+                print(f"{label:32} no correct kernel")
+                misses += 1
+                continue
+            best = ok[ok["fitness"].argmax()]
+            rows = meas[(meas["node"] == best["id"]) & (meas["holdout"] == 0)]
+            for m in rows:
+                shape = text(blob, int(m["shape_offset"]), int(m["shape_length"]))
+                neck = text(blob, int(m["bottleneck_offset"]), int(m["bottleneck_length"]))
+                frac = float(m["roofline_fraction"])
+                base_frac = frac / float(m["speedup"]) if m["speedup"] > 0 else 0.0
+                bar = 0.85 if neck == "compute-bound" else 0.80
+                met = frac >= bar
+                misses += not met
+                print(f"{label:32} {shape:24} {frac:6.1%} {base_frac:8.1%} {float(m['speedup']):7.2f}x  "
+                      f"{neck:14} {'met' if met else 'MISSED'} ({bar:.0%})")
+            print(f"{label:32} best node {int(best['id'])} of {len(nodes) - 1}, fitness {float(best['fitness']):.3f}")
+    print(f"{misses} shape(s) below the bar")
+
+
+if __name__ == "__main__":
+    main()

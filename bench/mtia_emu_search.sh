@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Acceptance benchmark of the mtia_emu backend: a search from the baseline
+# with the builtin synthesizer on every starter operator that has mtia_emu
+# templates, then each best kernel's fraction of the emulated roofline per
+# timed shape (the SRAM or DRAM bandwidth the shape's tensors live in, or the
+# DPE peak) and its speedup over the mtia_baseline, both measured in the same
+# run. Usage: bench/mtia_emu_search.sh [OUT_DIR] [MAX_EVALUATIONS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/runs/mtia_emu_bench}
+evals=${2:-16}
+kevolve=${KEVOLVE_BIN:-$root/build/kevolve}
+mkdir -p "$out"
+rm -f "$out/sweep.h5" "$out"/sweep.summary.*
+cat > "$out/sweep.yaml" <<YAML
+sweep:
+  operators: [bias_gelu, softmax, layernorm, rmsnorm]
+  backends: [mtia_emu]
+  synthesizer: builtin
+  seed: 1
+search:
+  policy: uct
+  memory: adaptive
+  max_in_flight: 1
+  stop:
+    max_evaluations: $evals
+    max_seconds: 900
+    stagnation: 10
+evaluator:
+  threads: 1
+  budget: 0.1
+  timeout_ms: 60000
+  trials: 3
+checkpoint:
+  every_seconds: 60
+YAML
+"$kevolve" run "$out/sweep.yaml" --store "$out/sweep.h5" > "$out/run.log" 2>&1 || { tail -30 "$out/run.log"; exit 1; }
+/usr/bin/python3 "$root/bench/mtia_emu_report.py" "$out/sweep.h5"

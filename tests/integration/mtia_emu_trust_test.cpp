@@ -1,0 +1,112 @@
+// The mtia_emu backend against TRUST.md: cheating kernels (static and at run
+// time in the emulator), honest examples and the emulated-time verdict. Small
+// shapes (tests/data/operators/ts_*.yaml); no GPU or accelerator needed.
+#include <gtest/gtest.h>
+
+#include "common/paths.h"
+#include "eval/backends/mtia_emu_backend.h"
+#include "support/test_env.h"
+
+namespace kevolve::testing {
+namespace {
+
+using eval::status;
+
+spec::hardware_profile mtia_profile() {
+  auto hw = eval::mtia_hardware_profile();
+  EXPECT_TRUE(hw.has_value()) << (hw ? "" : hw.error().message);
+  return hw ? *hw : spec::hardware_profile{};
+}
+
+std::string example(const std::string& op) {
+  auto text = read_file(data_root() / "knowledge" / "examples" / "mtia_emu" / (op + ".cpp"));
+  EXPECT_TRUE(text.has_value()) << op;
+  return text ? *text : "";
+}
+
+class MtiaTrust : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto ev = eval::evaluator::create(test_operator("ts_bias_gelu"), "fp32", fast_options(), mtia_profile());
+    ASSERT_TRUE(ev.has_value()) << ev.error().message;
+    ev_ = std::move(*ev);
+  }
+  static void TearDownTestSuite() { ev_.reset(); }
+  eval::verdict run(const std::string& source) {
+    auto v = ev_->evaluate(source);
+    EXPECT_TRUE(v.has_value()) << (v ? "" : v.error().message);
+    return v ? *v : eval::verdict{};
+  }
+  void expect(const std::string& cheat, status want, const std::string& reason_part) {
+    const auto v = run(kernel_source("cheats/mtia_emu/" + cheat));
+    EXPECT_EQ(eval::to_string(v.result), std::string(eval::to_string(want))) << cheat << ": " << v.reason;
+    EXPECT_NE(v.reason.find(reason_part), std::string::npos) << cheat << ": reason was: " << v.reason;
+  }
+  static std::unique_ptr<eval::evaluator> ev_;
+};
+std::unique_ptr<eval::evaluator> MtiaTrust::ev_;
+
+TEST_F(MtiaTrust, HonestKernelGetsEmulatedTimeRooflineAndProfile) {
+  const auto v = run(example("bias_gelu"));
+  ASSERT_EQ(eval::to_string(v.result), std::string("ok")) << v.reason;
+  EXPECT_EQ(v.backend, "mtia_emu");
+  for (const auto& s : v.shapes) {
+    if (s.holdout) continue;
+    // Emulated microseconds, not wall time: a 256x1024 fp32 call takes
+    // about a microsecond on the chip and far longer to emulate.
+    EXPECT_GT(s.candidate.median_s, 0.5e-6);
+    EXPECT_LT(s.candidate.median_s, 50e-6);
+    EXPECT_GT(s.roofline_fraction, 0.0);
+    EXPECT_LE(s.roofline_fraction, 1.0 / 0.5);
+    EXPECT_NE(s.profile.find("bound:"), std::string::npos) << s.profile;
+    EXPECT_NE(s.profile.find("tensors in SRAM"), std::string::npos) << s.profile;
+  }
+  // Deterministic: the same kernel gets the same time again.
+  const auto again = run(example("bias_gelu"));
+  ASSERT_EQ(again.shapes.size(), v.shapes.size());
+  EXPECT_EQ(again.shapes[0].candidate.median_s, v.shapes[0].candidate.median_s);
+}
+
+TEST_F(MtiaTrust, HostComputeThroughTensorPointersFaults) {
+  expect("host_deref.cpp", status::crashed, "signal");
+}
+TEST_F(MtiaTrust, EmulatorInternalsAreRefused) {
+  expect("emulator_internals.cpp", status::suspicious, "emulator internals");
+  expect("api_table.cpp", status::suspicious, "emulator internals");
+}
+TEST_F(MtiaTrust, PointerReinterpretationIsRefused) {
+  expect("pointer_cast.cpp", status::suspicious, "pointer reinterpretation");
+}
+TEST_F(MtiaTrust, ClockAccessIsRefused) { expect("reads_clock.cpp", status::suspicious, "clock"); }
+TEST_F(MtiaTrust, CachingAcrossCallsIsRefused) { expect("static_cache.cpp", status::suspicious, "mutable static"); }
+TEST_F(MtiaTrust, NoLaunchLeavesPoisonedOutputs) { expect("no_launch.cpp", status::wrong_result, "elements wrong"); }
+TEST_F(MtiaTrust, PartialWorkIsWrong) { expect("first_rows_only.cpp", status::wrong_result, "elements wrong"); }
+TEST_F(MtiaTrust, WritingAnInputThroughDmaIsCaught) { expect("write_input.cpp", status::wrong_result, "input"); }
+
+TEST(MtiaBackend, UnknownProfileIsAClearError) {
+  ::setenv("KEVOLVE_MTIA_PROFILE", "no_such_chip", 1);
+  auto hw = eval::mtia_hardware_profile();
+  ::unsetenv("KEVOLVE_MTIA_PROFILE");
+  ASSERT_FALSE(hw.has_value());
+  EXPECT_NE(hw.error().message.find("no_such_chip"), std::string::npos) << hw.error().message;
+}
+
+TEST(MtiaBackend, OperatorWithoutMtiaBaselineIsRefusedWithItsKey) {
+  auto ev = eval::evaluator::create(test_operator("ts_dot_interaction"), "", fast_options(), mtia_profile());
+  ASSERT_FALSE(ev.has_value());
+  EXPECT_NE(ev.error().message.find("mtia_baseline"), std::string::npos) << ev.error().message;
+}
+
+// Every example in knowledge/examples/mtia_emu passes at the small shapes.
+class MtiaExamples : public ::testing::TestWithParam<std::string> {};
+TEST_P(MtiaExamples, PassTheEvaluator) {
+  auto ev = eval::evaluator::create(test_operator("ts_" + GetParam()), "", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(example(GetParam()));
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+}
+INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm"));
+
+}  // namespace
+}  // namespace kevolve::testing

@@ -1,0 +1,45 @@
+// The builtin synthesizer on mtia_emu: for every starter operator with an
+// mtia_emu template (small shapes, tests/data/operators/ts_*.yaml, first
+// variant), the default kernel of every serving template and a few children
+// compile and pass the real evaluator inside the emulator.
+#include <gtest/gtest.h>
+
+#include "eval/backends/mtia_emu_backend.h"
+#include "support/test_env.h"
+#include "synth/builtin_synthesizer.h"
+
+namespace kevolve::testing {
+namespace {
+
+class SynthMtiaTemplates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  const spec::operator_spec op = test_operator(GetParam());
+  const spec::variant& var = op.variants.front();
+  const auto ts = (*s)->serving(op, &var, "mtia_emu");
+  ASSERT_FALSE(ts.empty()) << op.name;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  for (const auto* t : ts) {
+    std::vector<synth::synthesis_result> kernels = {(*s)->render_with(*t, op, t->space.defaults(), "defaults")};
+    kevolve::rng r(7);
+    for (int i = 0; i < 2; ++i) kernels.push_back((*s)->render_with(*t, op, t->space.sample(r), "sampled"));
+    for (const auto& k : kernels) {
+      ASSERT_TRUE(k.ok) << k.error;
+      auto v = (*ev)->evaluate(k.code);
+      ASSERT_TRUE(v.has_value()) << v.error().message;
+      EXPECT_EQ(eval::to_string(v->result), std::string("ok"))
+          << t->name << " [" << k.summary << "]: " << v->reason << "\n" << v->compile.diagnostics.substr(0, 2000);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
+                         ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm"));
+
+}  // namespace
+}  // namespace kevolve::testing
