@@ -158,6 +158,7 @@ TEST_P(CudaTemplatesOnGpu, DefaultsPassTheEvaluatorInEveryVariant) {
   const spec::operator_spec op = starter(GetParam());
   builtin_synthesizer& s = synthesizer();
   auto o = fast_options();
+  o.threads = 16;  // the CPU-time cross-check allows the worker threads x the timed time
   o.call_timeout = std::chrono::milliseconds(10000);
   o.rotation_bytes = 64.0 * (1 << 20);
   o.memory_limit_bytes = uint64_t(16) << 30;
