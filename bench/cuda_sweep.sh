@@ -46,7 +46,7 @@ for phase in $phases; do
       ;;
     sweep)
       rm -f "$WORK/sweep.h5"
-      KEVOLVE_HOME=$WORK/home timeout "${SWEEP_SECONDS:-300}" "$BIN/kevolve" run "$ROOT/bench/cuda_sweep.yaml" \
+      KEVOLVE_HOME=$WORK/home timeout "${SWEEP_SECONDS:-300}" "$BIN/kevolve" run "${SWEEP_CONFIG:-$ROOT/bench/cuda_sweep.yaml}" \
         --store "$WORK/sweep.h5" 2>&1 | tail -40
       rm -rf "$WORK/best" && mkdir -p "$WORK/best"
       env -u LD_LIBRARY_PATH python3 "$ROOT/bench/export_best.py" "$WORK/sweep.h5" "$WORK/best" cu

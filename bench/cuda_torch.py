@@ -10,7 +10,7 @@ usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] EVAL_JSON...
   FILE: reuse the PyTorch times stored there and add new ones to it.
 usage: cuda_torch.py OPERATORS_DIR COPY_GBS --times FILE --only-torch OP...
   Times PyTorch alone (every timed shape of each OP) into FILE.
-usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] --store STORE FP32_GFLOPS
+usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] --store STORE FP32_GFLOPS [--store ...]
   The best correct kernel of every task of a sweep's store (its own
   measurements: every held-out shape verified, every timed shape timed
   against the cuda baseline in the same evaluation).
@@ -21,10 +21,22 @@ import math
 import os
 import sys
 
-import torch
-import torch.nn.functional as F
-import triton.testing
 import yaml
+
+# torch and triton are imported when something must be timed: tables from
+# stored times need neither.
+torch = F = triton = None
+
+
+def load_torch():
+    global torch, F, triton
+    if torch is None:
+        import torch as t
+        import torch.nn.functional as f
+        import triton.testing as tt
+        torch, F, triton = t, f, tt
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
+        torch.backends.cudnn.allow_tf32 = False
 
 M31 = (1 << 31) - 1
 M63 = (1 << 63) - 1
@@ -130,6 +142,7 @@ def time_fn(fn, args):
 
 
 def time_torch(op, shape):
+    load_torch()
     torch.manual_seed(0)
     args, fn = make_inputs(op, shape)
     eager = time_fn(fn, args)
@@ -179,8 +192,6 @@ def store_rows(store, peak_gflops, ops_dir, copy_gbs, torch_times):
 
 
 def main():
-    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
-    torch.backends.cudnn.allow_tf32 = False
     args = sys.argv[1:]
     ops_dir, copy_gbs = args[0], float(args[1])
     rest = args[2:]
@@ -205,9 +216,11 @@ def main():
                 torch_times(op, s)
         return
     rows = []
-    if rest[:1] == ["--store"]:
-        rows = store_rows(rest[1], float(rest[2]), ops_dir, copy_gbs, torch_times)
-        rest = []
+    while rest[:1] == ["--store"]:  # several stores: a later one's tasks replace an earlier one's
+        new = store_rows(rest[1], float(rest[2]), ops_dir, copy_gbs, torch_times)
+        done = {r[0].split(" ")[0] for r in new}
+        rows = [r for r in rows if r[0].split(" ")[0] not in done] + new
+        rest = rest[3:]
     for path in rest:
         kernel = path.rsplit("/", 1)[-1].removeprefix("eval_").removesuffix(".json")
         v = json.load(open(path))
