@@ -10,7 +10,7 @@ usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] EVAL_JSON...
   FILE: reuse the PyTorch times stored there and add new ones to it.
 usage: cuda_torch.py OPERATORS_DIR COPY_GBS --times FILE --only-torch OP...
   Times PyTorch alone (every timed shape of each OP) into FILE.
-usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] --store STORE FP32_GFLOPS [--store ...]
+usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE [--stored-only]] --store STORE FP32_GFLOPS [--store ...]
   The best correct kernel of every task of a sweep's store (its own
   measurements: every held-out shape verified, every timed shape timed
   against the cuda baseline in the same evaluation).
@@ -33,8 +33,9 @@ def load_torch():
     if torch is None:
         import torch as t
         import torch.nn.functional as f
-        import triton.testing as tt
-        torch, F, triton = t, f, tt
+        import triton as tr
+        import triton.testing  # noqa: F401 - makes tr.testing available
+        torch, F, triton = t, f, tr
         torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
         torch.backends.cudnn.allow_tf32 = False
 
@@ -199,9 +200,14 @@ def main():
     if rest[:1] == ["--times"]:
         times_file, rest = rest[1], rest[2:]
     times = json.load(open(times_file)) if times_file and os.path.exists(times_file) else {}
+    time_missing = True
+    if rest[:1] == ["--stored-only"]:  # PyTorch times only from FILE; missing ones print as nan
+        time_missing, rest = False, rest[1:]
 
     def torch_times(op, shape):
         key = f"{op}/{shape['name']}"
+        if key not in times and not time_missing:
+            return float("nan"), float("nan")
         if key not in times:
             times[key] = time_torch(op, shape)
             print(f"torch {key}: eager {times[key][0]*1e6:.1f} us, compile {times[key][1]*1e6:.1f} us", file=sys.stderr,

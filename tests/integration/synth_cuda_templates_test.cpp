@@ -47,7 +47,7 @@ std::string no_gpu() {
     return "no CUDA device: kevolve-cuda-worker was not built";
   auto r = run_subprocess({"nvidia-smi", "-L"}, timeout_options(std::chrono::seconds(20)));
   if (r && r->ok() && r->output.find("GPU 0") != std::string::npos) return "";
-  return "no CUDA device (nvidia-smi -L found none); on a GPU node run bench/cuda_check.sh";
+  return "no CUDA device (nvidia-smi -L found none); on a GPU node: bench/cuda_sweep.sh tests (bench/README.md)";
 }
 
 // Sampled parameter points per template beyond the defaults.
