@@ -4,74 +4,257 @@ triton.testing.do_bench (median, L2 flushed before each call), next to
 kevolve's verdicts (CUDA events per call in the worker, inputs rotated over
 more than twice the L2).
 
-usage: cuda_torch.py OPERATORS_DIR COPY_GBS EVAL_JSON...   (one verdict per operator;
-shapes come from OPERATORS_DIR/<op>.yaml, the copy bandwidth from kevolve doctor)
-Prints one table row per timed shape; writes nothing.
+usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] EVAL_JSON...
+  One verdict per kernel (kevolve eval --json); shapes come from
+  OPERATORS_DIR/<op>.yaml, the copy bandwidth from kevolve doctor. --times
+  FILE: reuse the PyTorch times stored there and add new ones to it.
+usage: cuda_torch.py OPERATORS_DIR COPY_GBS --times FILE --only-torch OP...
+  Times PyTorch alone (every timed shape of each OP) into FILE.
+usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE [--stored-only]] --store STORE FP32_GFLOPS [--store ...]
+  The best correct kernel of every task of a sweep's store (its own
+  measurements: every held-out shape verified, every timed shape timed
+  against the cuda baseline in the same evaluation).
+Prints one table row per timed shape and the geometric means.
 """
 import json
+import math
+import os
 import sys
 
-import torch
-import triton.testing
 import yaml
 
-def make_inputs(op, shape):
+# torch and triton are imported when something must be timed: tables from
+# stored times need neither.
+torch = F = triton = None
+
+
+def load_torch():
+    global torch, F, triton
+    if torch is None:
+        import torch as t
+        import torch.nn.functional as f
+        import triton as tr
+        import triton.testing  # noqa: F401 - makes tr.testing available
+        torch, F, triton = t, f, tr
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
+        torch.backends.cudnn.allow_tf32 = False
+
+M31 = (1 << 31) - 1
+M63 = (1 << 63) - 1
+
+
+def s64(u):
+    return u - (1 << 64) if u >= (1 << 63) else u
+
+
+def offsets(b, total, dev):
+    cuts = torch.sort(torch.randint(0, total + 1, (b - 1,), device=dev)).values
+    return torch.cat([torch.zeros(1, dtype=torch.int64, device=dev), cuts, torch.full((1,), total, device=dev)])
+
+
+def make_inputs(op, s):
+    """Inputs like the YAML's first generators; returns (args, expression)."""
+    dev = "cuda"
     if op == "softmax":
-        b, n = shape["B"], shape["N"]
-        return [torch.randn(b, n, device="cuda") * 2], 2 * b * n * 4
+        return [torch.randn(s["B"], s["N"], device=dev) * 2], lambda x: torch.softmax(x, dim=-1)
+    if op == "layernorm":
+        n = s["N"]
+        args = [torch.randn(s["B"], n, device=dev), 1 + 0.2 * torch.randn(n, device=dev), 0.2 * torch.randn(n, device=dev)]
+        return args, lambda x, g, b: F.layer_norm(x, (n,), g, b, 1e-5)
+    if op == "rmsnorm":
+        args = [torch.randn(s["B"], s["N"], device=dev), 1 + 0.2 * torch.randn(s["N"], device=dev)]
+        return args, lambda x, g: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+    if op == "bias_gelu":
+        args = [torch.randn(s["B"], s["N"], device=dev), 0.5 * torch.randn(s["N"], device=dev)]
+        return args, lambda x, b: F.gelu(x + b)
+    if op == "embedding_bag_sum":
+        args = [torch.randn(s["E"], s["D"], device=dev), torch.randint(0, s["E"], (s["NNZ"],), device=dev),
+                offsets(s["B"], s["NNZ"], dev)]
+        return args, lambda t, i, o: F.embedding_bag(i, t, o[:-1], mode="sum")
+    if op == "bucketize":
+        args = [torch.rand(s["N"], device=dev) * 2.5 - 1.25,
+                torch.sort(torch.rand(s["NB"], device=dev) * 2 - 1).values]
+        return args, lambda x, b: torch.bucketize(x, b, out_int32=True)
+    if op == "feature_hash":
+        t, salt = s["TABLE"], s["SALT"]
+        c1, c2 = s64(0xFF51AFD7ED558CCD), s64(0xC4CEB9FE1A85EC53)
+
+        def fh(ids):
+            k = ids ^ salt
+            k = k ^ ((k >> 33) & M31)
+            k = k * c1
+            k = k ^ ((k >> 33) & M31)
+            k = k * c2
+            k = k ^ ((k >> 33) & M31)
+            # unsigned k mod t without uint64: (2 * ((k >>> 1) mod t) + (k & 1)) mod t
+            return (2 * (((k >> 1) & M63) % t) + (k & 1)) % t
+        return [torch.randint(0, 1 << 40, (s["N"],), device=dev)], fh
+    if op == "jagged_to_padded_dense":
+        b, l, d = s["B"], s["L"], s["D"]
+        args = [torch.randn(s["TOTAL"], d, device=dev), offsets(b, s["TOTAL"], dev)]
+        ar = torch.arange(l, device=dev)
+
+        def j2p(v, o):
+            ln = (o[1:] - o[:-1])[:, None]
+            idx = (o[:-1, None] + ar[None, :]).clamp(max=v.shape[0] - 1)
+            return torch.where((ar[None, :] < ln)[..., None], v[idx], 0.0)
+        return args, j2p
+    if op == "sequence_truncate":
+        b, k, d = s["B"], s["K"], s["D"]
+        args = [torch.randn(s["TOTAL"], d, device=dev), offsets(b, s["TOTAL"], dev)]
+        r = torch.arange(k, device=dev)[None, :]
+        bk = (torch.arange(b, device=dev) * k)[:, None]
+
+        def trunc(v, o):
+            n = (o[1:] - o[:-1]).clamp(max=k)
+            out_off = torch.cat([o[:1] * 0, torch.cumsum(n, 0)])
+            ob, end, n2 = out_off[:-1, None], o[1:, None], n[:, None]
+            keep = r < n2
+            dst = torch.where(keep, ob + r, out_off[-1] + bk - ob + (r - n2)).flatten()
+            src = (end - n2 + r).clamp(0, v.shape[0] - 1)
+            rows = torch.where(keep[..., None], v[src], 0.0).reshape(b * k, d)
+            return out_off, torch.empty_like(rows).index_copy_(0, dst, rows)
+        return args, trunc
+    if op == "dot_interaction":
+        f = s["F"]
+        li, lj = torch.tril_indices(f, f, offset=-1, device=dev)
+        idx = li * f + lj
+
+        def dot(x):
+            z = torch.bmm(x, x.transpose(1, 2))
+            return z.reshape(x.shape[0], f * f)[:, idx]
+        return [torch.randn(s["B"], f, s["D"], device=dev)], dot
+    if op == "conv1d":
+        args = [torch.randn(s["B"], s["Cin"], s["L"], device=dev), 0.05 * torch.randn(s["Cout"], s["Cin"], s["Kw"], device=dev),
+                0.5 * torch.randn(s["Cout"], device=dev)]
+        p = s["P"]
+        return args, lambda x, w, b: F.conv1d(x, w, b, padding=p)
     if op == "gemm_bias_relu":
-        m, k, n = shape["M"], shape["K"], shape["N"]
-        a = torch.rand(m, k, device="cuda") * 2 - 1
-        bm = torch.randn(k, n, device="cuda") * 0.05
-        bias = torch.randn(n, device="cuda") * 0.5
-        return [a, bm, bias], (m * k + k * n + n + m * n) * 4
+        args = [torch.rand(s["M"], s["K"], device=dev) * 2 - 1, 0.05 * torch.randn(s["K"], s["N"], device=dev),
+                0.5 * torch.randn(s["N"], device=dev)]
+        return args, lambda a, b, bias: torch.relu(a @ b + bias)
     raise SystemExit(f"cuda_torch.py: no torch expression for operator '{op}'")
 
 
-def expression(op):
-    if op == "softmax":
-        return lambda x: torch.softmax(x, dim=-1)
-    return lambda a, b, bias: torch.relu(a @ b + bias)
-
-
-def time_fn(fn, sets):
+def time_fn(fn, args):
     """triton.testing.do_bench's median: CUDA events around each call with the
-    L2 flushed (a 256 MB memset) before it, which also lets host-side dispatch
-    run ahead of the GPU, as it does in a model."""
-    args = sets[0]
-    return triton.testing.do_bench(lambda: fn(*args), warmup=25, rep=200, return_mode="median") * 1e-3
+    L2 flushed (a 256 MB memset) before it."""
+    return triton.testing.do_bench(lambda: fn(*args), warmup=25, rep=100, return_mode="median") * 1e-3
+
+
+def time_torch(op, shape):
+    load_torch()
+    torch.manual_seed(0)
+    args, fn = make_inputs(op, shape)
+    eager = time_fn(fn, args)
+    try:
+        compiled = time_fn(torch.compile(fn), args)
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        print(f"torch.compile failed for {op} {shape['name']}: {str(e)[:200]}", file=sys.stderr)
+        compiled = float("nan")
+    del args
+    torch.cuda.empty_cache()
+    return eager, compiled
+
+
+def store_rows(store, peak_gflops, ops_dir, copy_gbs, torch_times):
+    import h5py
+    rows = []
+    with h5py.File(store, "r") as f:
+        for name in sorted(f["tasks"], key=int):
+            g = f["tasks"][name]
+            op = g.attrs["operator"]
+            op = op.decode() if isinstance(op, bytes) else str(op)
+            nodes, meas = g["nodes"][...], g["measurements"][...]
+            blob = bytes(g["text"][...])
+            txt = lambda r, k: blob[int(r[k + "_offset"]):int(r[k + "_offset"]) + int(r[k + "_length"])].decode()
+            ok = nodes[(nodes["state"] == 1) & (nodes["status"] == 0) & (nodes["id"] > 0)]
+            if len(ok) == 0:
+                print(f"{op}: no correct kernel ({len(nodes) - 1} evaluated)", file=sys.stderr)
+                continue
+            best = ok[ok["fitness"].argmax()]
+            mine = meas[meas["node"] == best["id"]]
+            held = [m for m in mine if m["holdout"]]
+            held_ok = len(held) > 0 and all(txt(m, "status") == "ok" for m in held)
+            origin = txt(best, "origin").removeprefix("builtin:cuda/")
+            shapes = {s["name"]: s for s in yaml.safe_load(open(f"{ops_dir}/{op}.yaml"))["shapes"]}
+            for m in mine:
+                if m["holdout"]:
+                    continue
+                sh = txt(m, "shape")
+                eager, compiled = torch_times(op, shapes[sh])
+                k = float(m["candidate_median_s"])
+                mem = float(m["achieved_gbs"]) * k / copy_gbs
+                comp = float(m["achieved_gflops"]) * k / peak_gflops
+                rows.append((f"{op} ({origin} #{int(best['id'])})", sh, k, float(m["baseline_median_s"]), eager, compiled,
+                             max(mem, comp), "mem" if mem >= comp else "flop",
+                             txt(m, "status") if held_ok else f"HOLDOUT-{len(held)}", "ok"))
+    return rows
 
 
 def main():
-    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
-    torch.backends.cudnn.allow_tf32 = False
-    ops_dir, copy_gbs = sys.argv[1], float(sys.argv[2])
+    args = sys.argv[1:]
+    ops_dir, copy_gbs = args[0], float(args[1])
+    rest = args[2:]
+    times_file = None
+    if rest[:1] == ["--times"]:
+        times_file, rest = rest[1], rest[2:]
+    times = json.load(open(times_file)) if times_file and os.path.exists(times_file) else {}
+    time_missing = True
+    if rest[:1] == ["--stored-only"]:  # PyTorch times only from FILE; missing ones print as nan
+        time_missing, rest = False, rest[1:]
+
+    def torch_times(op, shape):
+        key = f"{op}/{shape['name']}"
+        if key not in times and not time_missing:
+            return float("nan"), float("nan")
+        if key not in times:
+            times[key] = time_torch(op, shape)
+            print(f"torch {key}: eager {times[key][0]*1e6:.1f} us, compile {times[key][1]*1e6:.1f} us", file=sys.stderr,
+                  flush=True)
+            if times_file:
+                json.dump(times, open(times_file, "w"), indent=1)
+        return times[key]
+
+    if rest[:1] == ["--only-torch"]:
+        for op in rest[1:]:
+            for s in yaml.safe_load(open(f"{ops_dir}/{op}.yaml"))["shapes"]:
+                torch_times(op, s)
+        return
     rows = []
-    torch_times = {}  # (op, shape) -> (eager, compiled), timed once
-    for path in sys.argv[3:]:
+    while rest[:1] == ["--store"]:  # several stores: a later one's tasks replace an earlier one's
+        new = store_rows(rest[1], float(rest[2]), ops_dir, copy_gbs, torch_times)
+        done = {r[0].split(" ")[0] for r in new}
+        rows = [r for r in rows if r[0].split(" ")[0] not in done] + new
+        rest = rest[3:]
+    for path in rest:
         kernel = path.rsplit("/", 1)[-1].removeprefix("eval_").removesuffix(".json")
         v = json.load(open(path))
         op = v["operator"]
         shapes = {s["name"]: s for s in yaml.safe_load(open(f"{ops_dir}/{op}.yaml"))["shapes"]}
+        held = [s for s in v["shapes"] if s["holdout"]]
+        held_ok = all(s["status"] == "ok" for s in held)
         for s in v["shapes"]:
             if s["holdout"]:
                 continue
-            if (op, s["shape"]) not in torch_times:
-                torch.manual_seed(0)
-                sets = [make_inputs(op, shapes[s["shape"]])[0]]
-                torch_times[(op, s["shape"])] = (time_fn(expression(op), sets), time_fn(torch.compile(expression(op)), sets))
-                del sets
-            eager, compiled = torch_times[(op, s["shape"])]
-            floor = s["bytes"] / (copy_gbs * 1e9)
-            if op == "gemm_bias_relu":
-                floor = max(floor, s["flops"] / (v["hardware"]["peak_gflops"] * 1e9))
-            rows.append((kernel, s["shape"], s["candidate"]["median_s"], s["baseline"]["median_s"], eager, compiled, floor,
-                         s["status"]))
-    print(f"{'kernel':24} {'shape':18} {'kevolve us':>10} {'cuda base':>10} {'eager us':>9} {'compile':>9} "
-          f"{'floor us':>9} {'x eager':>8} {'x compile':>9} {'% floor':>8}  status")
-    for op, shape, k, b, e, c, f, st in rows:
-        print(f"{op:24} {shape:18} {k*1e6:10.1f} {b*1e6:10.1f} {e*1e6:9.1f} {c*1e6:9.1f} {f*1e6:9.1f} {e/k:8.2f} "
-              f"{c/k:9.2f} {100*f/k:7.0f}%  {st}")
+            eager, compiled = torch_times(op, shapes[s["shape"]])
+            mem = s["bytes"] / (copy_gbs * 1e9)
+            comp = s["flops"] / (v["hardware"]["peak_gflops"] * 1e9)
+            rows.append((kernel, s["shape"], s["candidate"]["median_s"], s["baseline"]["median_s"], eager, compiled,
+                         max(mem, comp), "mem" if mem >= comp else "flop", s["status"] if held_ok else "HOLDOUT-FAIL",
+                         v["status"]))
+    print(f"{'kernel':44} {'shape':22} {'kevolve us':>10} {'cuda base':>10} {'eager us':>9} {'compile':>9} "
+          f"{'floor us':>9} {'x eager':>8} {'x compile':>9} {'x base':>7} {'% floor':>8}  status")
+    for kern, shape, k, b, e, c, f, kind, st, vst in rows:
+        print(f"{kern:44} {shape:22} {k*1e6:10.1f} {b*1e6:10.1f} {e*1e6:9.1f} {c*1e6:9.1f} {f*1e6:9.1f} {e/k:8.2f} "
+              f"{c/k:9.2f} {b/k:7.2f} {100*f/k:6.0f}%{kind[0]}  {st}/{vst}")
+
+    def geo(xs):
+        xs = [x for x in xs if x > 0 and math.isfinite(x)]
+        return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+    if rows:
+        print(f"geomean over {len(rows)} shapes: x eager {geo([r[4]/r[2] for r in rows]):.2f}, "
+              f"x compile {geo([r[5]/r[2] for r in rows]):.2f}, x cuda baseline {geo([r[3]/r[2] for r in rows]):.2f}")
 
 
 if __name__ == "__main__":

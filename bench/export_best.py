@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes the best correct kernel of every task of a kevolve store to
-DIR/<operator>.cpp (the layout bench/cpu_examples.py --kernel-dir expects).
+DIR/<operator>.<EXT> (default cpp: the layout bench/cpu_examples.py --kernel-dir
+expects; bench/cuda_sweep.sh uses cu).
 
-usage: /usr/bin/python3 bench/export_best.py STORE DIR
+usage: /usr/bin/python3 bench/export_best.py STORE DIR [EXT]
 """
 import os
 import sys
@@ -15,9 +16,10 @@ def text(blob, offset, length):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     store, out = sys.argv[1], sys.argv[2]
+    ext = sys.argv[3] if len(sys.argv) == 4 else "cpp"
     os.makedirs(out, exist_ok=True)
     with h5py.File(store, "r") as f:
         for name in sorted(f["tasks"], key=int):
@@ -32,7 +34,7 @@ def main():
                 continue
             best = ok[ok["fitness"].argmax()]
             code = text(blob, int(best["code_offset"]), int(best["code_length"]))
-            with open(os.path.join(out, op + ".cpp"), "w") as k:
+            with open(os.path.join(out, op + "." + ext), "w") as k:
                 k.write(code)
             print(f"{op}: node {int(best['id'])}, fitness {float(best['fitness']):.3f}")
 

@@ -47,7 +47,8 @@ TEST_F(BuiltinSynth, ServesEveryCatalogOperatorAndVariant) {
   ASSERT_TRUE(ops.has_value());
   for (const auto& o : *ops) {
     EXPECT_TRUE(synth_->supports(o, "cpu")) << o.name;
-    EXPECT_FALSE(synth_->supports(o, "cuda")) << o.name;
+    EXPECT_TRUE(synth_->supports(o, "cuda")) << o.name;
+    EXPECT_FALSE(synth_->supports(o, "hip")) << o.name;
     for (const auto& v : o.variants) {
       EXPECT_FALSE(synth_->serving(o, &v, "cpu").empty()) << o.name << " " << v.name;
       synthesis_request req;
@@ -58,6 +59,14 @@ TEST_F(BuiltinSynth, ServesEveryCatalogOperatorAndVariant) {
       EXPECT_EQ(r.code.find("{{"), std::string::npos) << o.name;
       EXPECT_NE(r.code.find("extern \"C\" int kevolve_kernel"), std::string::npos) << o.name;
       EXPECT_EQ(r.origin.rfind("builtin:cpu/", 0), 0u) << r.origin;
+      // The same request on the cuda backend: a cuda template, the cuda ABI.
+      req.backend = "cuda";
+      const synthesis_result g = synth_->write(req);
+      ASSERT_TRUE(g.ok) << o.name << " " << v.name << " on cuda: " << g.error;
+      EXPECT_EQ(g.origin.rfind("builtin:cuda/", 0), 0u) << g.origin;
+      EXPECT_NE(g.code.find("extern \"C\" int kevolve_kernel(const kv_args* a, cudaStream_t stream)"), std::string::npos)
+          << o.name;
+      EXPECT_EQ(g.code.find("{{"), std::string::npos) << o.name;
     }
   }
 }

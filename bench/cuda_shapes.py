@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Writes a kevolve data root (KEVOLVE_HOME) whose operators time the shapes
+of bench/cuda_shapes.yaml instead of their own: the shapes lists are
+replaced, everything else (holdout shapes, tolerances, references,
+baselines, templates) is the repository's.
+
+usage: cuda_shapes.py REPO_ROOT DEST
+"""
+import os
+import shutil
+import sys
+
+import yaml
+
+
+def main():
+    root, dest = sys.argv[1], sys.argv[2]
+    shapes = yaml.safe_load(open(os.path.join(root, "bench", "cuda_shapes.yaml")))
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    os.makedirs(os.path.join(dest, "src"))
+    for d in ("config", "knowledge", "data"):
+        shutil.copytree(os.path.join(root, d), os.path.join(dest, d))
+    shutil.copytree(os.path.join(root, "src", "abi"), os.path.join(dest, "src", "abi"))
+    ops = os.path.join(dest, "config", "operators")
+    for op, pts in shapes.items():
+        path = os.path.join(ops, op + ".yaml")
+        doc = yaml.safe_load(open(path))
+        doc["shapes"] = pts
+        with open(path, "w") as f:
+            yaml.safe_dump(doc, f, sort_keys=False, width=1000)
+    print(f"cuda_shapes.py: {len(shapes)} operators with H200 shapes in {ops}")
+
+
+if __name__ == "__main__":
+    main()
