@@ -38,12 +38,13 @@ expected<sweep::outcome> run_coordinator(coordinator_run run) {
   if (!pool) return tl::unexpected(pool.error());
   w.synthesizers = std::move(*pool);
   if (remote.empty()) {
-    // One process: a local evaluator for each backend of the sweep.
+    // One process: a local evaluator for each backend of the sweep, with ids
+    // 0, -1, ... (its nodes record rank 0: this process).
     int id = 0;
     for (const std::string& backend : spec.backends) {
       if (auto ok = sweep::probe_backend(backend); !ok) return tl::unexpected(ok.error());
       core->add_local_evaluator(id, backend, 0);
-      w.local[id] = spawn_evaluator_actor(sys, run.make_service(0, backend));
+      w.local[id] = spawn_evaluator_actor(sys, run.make_service(id, backend));
       --id;
     }
   } else {

@@ -15,7 +15,9 @@ std::string rank_line(const store::rank_record& r) {
   std::string statuses;
   for (const auto& [status, n] : r.by_status) statuses += (statuses.empty() ? "" : ", ") + std::to_string(n) + " " + status;
   const double busy = r.uptime_seconds > 0 ? 100.0 * r.busy_seconds / r.uptime_seconds : 0.0;
-  return "rank " + std::to_string(r.rank) + " " + r.backend + " (" + r.host + ", " + r.state + "): " +
+  const std::string who = r.host == "local" ? "local " + r.backend + " evaluator (" + r.state + ")"
+                                             : "rank " + std::to_string(r.rank) + " " + r.backend + " (" + r.host + ", " + r.state + ")";
+  return who + ": " +
          std::to_string(r.evaluations) + " evaluations" + (statuses.empty() ? "" : " (" + statuses + ")") + ", busy " +
          short_number(busy, 4) + "%, queue " + std::to_string(r.queue_depth) +
          (r.deadline_misses ? ", " + std::to_string(r.deadline_misses) + " deadline misses" : "") + ", cpu " +

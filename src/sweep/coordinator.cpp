@@ -107,6 +107,13 @@ outbox coordinator::on_written(const synth_job& job, const synth::synthesis_resu
   return out;
 }
 
+namespace {
+eval_result with_rank(eval_result r, int32_t rank) {
+  r.rank = rank;
+  return r;
+}
+}  // namespace
+
 void coordinator::count(const eval_result& r) {
   rank_stats& s = stats_[r.rank];
   s.rank = r.rank;
@@ -127,7 +134,7 @@ outbox coordinator::on_result(const eval_result& r, double now) {
       r.status != "suspicious") {
     out.notices.push_back("node " + std::to_string(request->node) + " of " + request->task_id + " ended " + r.status +
                           " during the stop: kept pending, it runs again on --resume");
-  } else if (auto rec = scheduler_->record(*request, r); !rec) {
+  } else if (auto rec = scheduler_->record(*request, local_.count(r.rank) ? with_rank(r, 0) : r); !rec) {
     fail(out, now, rec.error());
     return out;
   } else {
