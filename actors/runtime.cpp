@@ -38,15 +38,20 @@ expected<sweep::outcome> run_coordinator(coordinator_run run) {
   if (!pool) return tl::unexpected(pool.error());
   w.synthesizers = std::move(*pool);
   if (remote.empty()) {
-    // One process: a local evaluator for each backend of the sweep, with ids
-    // 0, -1, ... (its nodes record rank 0: this process).
+    // One process: a local evaluator per backend of the sweep, ids 0, -1, ...
+    // (their nodes record rank 0: this process), all served by one actor in
+    // turn, so that an emulator never runs beside CPU timing.
+    auto router = std::make_shared<sweep::backend_router>();
+    std::vector<int> ids;
     int id = 0;
     for (const std::string& backend : spec.backends) {
       if (auto ok = sweep::probe_backend(backend); !ok) return tl::unexpected(ok.error());
       core->add_local_evaluator(id, backend, 0);
-      w.local[id] = spawn_evaluator_actor(sys, run.make_service(id, backend));
-      --id;
+      router->add(backend, run.make_service(id, backend));
+      ids.push_back(id--);
     }
+    const caf::actor local = spawn_evaluator_actor(sys, router);
+    for (int i : ids) w.local[i] = local;
   } else {
     w.bridge = spawn_bridge(sys, *run.link);
   }

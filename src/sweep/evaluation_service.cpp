@@ -33,6 +33,15 @@ expected<void> probe_backend(const std::string& backend) {
                     "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, mtia_emu)");
 }
 
+eval_result backend_router::evaluate(const eval_request& request) {
+  const auto it = routes_.find(request.backend);
+  if (it != routes_.end()) return it->second->evaluate(request);
+  eval_result out;
+  out.id = request.id;
+  out.error = "no local evaluator for backend '" + request.backend + "'";
+  return out;
+}
+
 struct task_evaluators::entry {
   std::string key;  // task id + operator hash + settings
   std::unique_ptr<eval::evaluator> evaluator;

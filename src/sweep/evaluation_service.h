@@ -26,6 +26,18 @@ class evaluation_service {
   virtual eval_result evaluate(const eval_request& request) = 0;
 };
 
+// Several backends behind one service, chosen by the request's backend: in
+// one process, the local evaluators take turns, so a CPU-bound backend (the
+// emulator) never runs beside CPU timing.
+class backend_router final : public evaluation_service {
+ public:
+  void add(const std::string& backend, std::shared_ptr<evaluation_service> service) { routes_[backend] = std::move(service); }
+  eval_result evaluate(const eval_request& request) override;
+
+ private:
+  std::map<std::string, std::shared_ptr<evaluation_service>> routes_;
+};
+
 // Whether this process can evaluate `backend` (compilers, devices); the
 // error says what is missing.
 expected<void> probe_backend(const std::string& backend);
