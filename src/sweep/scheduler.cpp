@@ -330,6 +330,7 @@ std::optional<eval_request> scheduler::written(const synth_job& job, const synth
     keep_llm_calls(record_.tasks[t->index], job.node, out.calls);
     if (!out.ok) {
       t->engine->record(job.node, eval::status::skipped, 0.0, "the synthesizer wrote nothing: " + out.error, now(*t));
+      note_progress(*t, "node " + std::to_string(job.node) + ": skipped, the synthesizer wrote nothing: " + out.error);
       finish_if_done(*t);
       return std::nullopt;
     }
@@ -367,18 +368,23 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   if (worst >= 0) t->worst[request.node] = {worst, bottleneck};
   ++sweep_evaluations_;
   task.seconds_spent = now(*t);
-  const search::search_progress p = t->engine->progress(now(*t));
-  progress_.task = t->index;
-  progress_.task_id = task.id;
+  const search::node& n = t->engine->nodes().at(request.node);
+  note_progress(*t, "node " + std::to_string(request.node) + " (" + n.origin + ", rank " + std::to_string(result.rank) +
+                        "): " + result.status +
+                        (st == eval::status::ok ? " " + std::to_string(result.fitness).substr(0, 5) + "x" : ""));
+  finish_if_done(*t);
+  return {};
+}
+
+void scheduler::note_progress(active_task& t, const std::string& last) {
+  const search::search_progress p = t.engine->progress(now(t));
+  progress_.task = t.index;
+  progress_.task_id = record_.tasks[t.index].id;
   progress_.evaluations = p.evaluations;
   progress_.max_evaluations = spec_.search.stop.max_evaluations;
   progress_.best_speedup = p.best_fitness;
   progress_.evals_per_second = double(sweep_evaluations_) / std::max(1e-9, seconds_since(started_));
-  const search::node& n = t->engine->nodes().at(request.node);
-  progress_.last = "node " + std::to_string(request.node) + " (" + n.origin + ", rank " + std::to_string(result.rank) +
-                   "): " + result.status + (st == eval::status::ok ? " " + std::to_string(result.fitness).substr(0, 5) + "x" : "");
-  finish_if_done(*t);
-  return {};
+  progress_.last = last;
 }
 
 void scheduler::finish_if_done(active_task& t) {

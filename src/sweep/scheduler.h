@@ -98,6 +98,7 @@ class scheduler {
   work grow(active_task& t);
   eval_request request_for(active_task& t, int64_t node);
   void finish_if_done(active_task& t);
+  void note_progress(active_task& t, const std::string& last);
   double now(const active_task& t) const;
 
   spec::sweep_spec spec_;
