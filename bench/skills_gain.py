@@ -28,7 +28,7 @@ from pathlib import Path
 import h5py
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
+BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve").resolve()
 
 
 def make_home(base, name):

@@ -21,7 +21,7 @@ from pathlib import Path
 import h5py
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
+BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve").resolve()
 DATA = Path(os.environ.get("KEVOLVE_TEST_DATA") or ROOT / "tests" / "data")
 HEADER = "// kevolve-template: "
 
