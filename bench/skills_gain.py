@@ -7,12 +7,12 @@ into the repository); sweep B then searches each TARGET (default: the test
 operators ts_softmax, other shapes of the same template, and ts_rmsnorm,
 another template of the same class) with the skill and without it, same
 seeds, several seeds. Reported per target: the evaluations each run needed
-to reach PCT % of the best fitness any run of that target reached (the
+to reach each PCT % of the best fitness any run of that target reached (the
 baseline of the comparison is measured in this very run), the first
 evaluation's fitness, and the final best.
 
 usage: bench/skills_gain.py [--seeds 1,2,3] [--learn-evals 40] [--evals 16]
-                            [--pct 90] [--targets ts_softmax,ts_rmsnorm] [--out DIR]
+                            [--pct 50,75,90] [--targets ts_softmax,ts_rmsnorm] [--out DIR]
 """
 import argparse
 import json
@@ -34,6 +34,8 @@ BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve").resolve(
 def make_home(base, name):
     """A KEVOLVE_HOME: the repository's data with a knowledge/ of its own."""
     home = Path(base) / name
+    if home.exists():
+        return home
     home.mkdir()
     for part in ("config", "src", "data"):
         (home / part).symlink_to(ROOT / part)
@@ -62,6 +64,8 @@ def run_sweep(home, work, name, op, seed, evals):
     cfg = Path(work) / (name + ".yaml")
     cfg.write_text(sweep_yaml(op, seed, evals))
     store = Path(work) / (name + ".h5")
+    if store.exists():  # --out of an earlier run: its stores are reused
+        return store
     env = dict(os.environ, KEVOLVE_HOME=str(home))
     p = subprocess.run([str(BIN), "run", str(cfg), "--store", str(store)], env=env, capture_output=True, text=True)
     if p.returncode != 0:
@@ -98,7 +102,7 @@ def main():
     ap.add_argument("--targets", default="ts_softmax,ts_rmsnorm")
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--evals", type=int, default=16)
-    ap.add_argument("--pct", type=float, default=90)
+    ap.add_argument("--pct", default="50,75,90")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -124,23 +128,24 @@ def main():
             for seed in seeds:
                 runs[(arm, seed)] = curve(run_sweep(home, work, f"{target}-{arm}-{seed}", op, seed, a.evals))
         best = max(max(c) for c in runs.values())
-        goal = best * a.pct / 100
-        print(f"\n{target}: best of all runs {best:.3f}x; goal {a.pct:.0f} % = {goal:.3f}x; {a.evals} evaluations a run")
-        print("  seed | evals to goal: without  with | first eval: without  with | best: without  with")
-        rows = []
+        print(f"\n{target}: best of all runs {best:.3f}x; {a.evals} evaluations a run; seeds {a.seeds}")
+        print("  seed | first eval: without   with | best: without   with")
         for seed in seeds:
             w, s = runs[("without", seed)], runs[("with", seed)]
-            ew, es = evals_to(w, goal), evals_to(s, goal)
-            rows.append({"seed": seed, "evals_without": ew, "evals_with": es, "first_without": w[0], "first_with": s[0],
-                         "best_without": max(w), "best_with": max(s)})
-            fmt = lambda e: str(e) if e else f">{a.evals}"
-            print(f"  {seed:4d} | {fmt(ew):>22} {fmt(es):>5} | {w[0]:>19.3f} {s[0]:>5.3f} | {max(w):>13.3f} {max(s):>5.3f}")
+            print(f"  {seed:4d} | {w[0]:>19.3f} {s[0]:>6.3f} | {max(w):>13.3f} {max(s):>6.3f}")
+        fmt = lambda e: str(e) if e else f">{a.evals}"
         cap = lambda e: e if e else a.evals + 1
-        mw = statistics.mean(cap(r["evals_without"]) for r in rows)
-        ms = statistics.mean(cap(r["evals_with"]) for r in rows)
-        print(f"  mean evaluations to goal (a miss counts {a.evals + 1}): without {mw:.1f}, with {ms:.1f}"
-              f" -> {mw / ms:.2f}x fewer with the skill")
-        results[target] = {"best": best, "goal": goal, "runs": rows, "mean_without": mw, "mean_with": ms}
+        out = {"best": best, "curves": {f"{arm}-{seed}": c for (arm, seed), c in runs.items()}, "goals": {}}
+        for pct in (float(x) for x in a.pct.split(",")):
+            goal = best * pct / 100
+            ew = [evals_to(runs[("without", seed)], goal) for seed in seeds]
+            es = [evals_to(runs[("with", seed)], goal) for seed in seeds]
+            mw, ms = statistics.mean(map(cap, ew)), statistics.mean(map(cap, es))
+            print(f"  evaluations to {pct:.0f} % of best ({goal:.2f}x), per seed: without "
+                  f"{' '.join(map(fmt, ew))}; with {' '.join(map(fmt, es))}; mean (a miss counts {a.evals + 1}) "
+                  f"without {mw:.1f}, with {ms:.1f} -> {mw / ms:.2f}x fewer")
+            out["goals"][pct] = {"without": ew, "with": es, "mean_without": mw, "mean_with": ms}
+        results[target] = out
     (work / "skills_gain.json").write_text(json.dumps(results, indent=1))
     print(f"\n{time.time() - t0:.0f} s; stores and skills_gain.json in {work}")
 
