@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace kevolve::knowledge {
 namespace {
 
@@ -32,6 +34,19 @@ std::string what_changed(const store::task_record& t, const search::node& n) {
   return n.origin;
 }
 
+// The builtin template and parameters a node's first line names
+// ("// kevolve-template: cpu/row_softmax {...}"), or false.
+bool template_of(const search::node& n, std::string& name, nlohmann::json& params) {
+  static const std::string prefix = "// kevolve-template: ";
+  if (n.code.rfind(prefix, 0) != 0) return false;
+  const std::string line = n.code.substr(prefix.size(), n.code.find('\n') - prefix.size());
+  const size_t space = line.find(' ');
+  name = line.substr(0, space);
+  params = space == std::string::npos ? nlohmann::json::object()
+                                      : nlohmann::json::parse(line.substr(space + 1), nullptr, false);
+  return !name.empty() && params.is_object();
+}
+
 }  // namespace
 
 std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_speedup,
@@ -47,12 +62,17 @@ std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_s
     std::string steps;
     double so_far = 0;
     int count = 0;
+    nlohmann::json moves = nlohmann::json::array();
     for (search::node_id id : tree.path(best)) {
       const search::node& n = tree.at(id);
       if (!n.ok() || n.fitness <= so_far) continue;
       steps += "- node " + std::to_string(id) + ", " + fixed(n.fitness, 3) + "x (" + n.origin + "): " + what_changed(t, n) + "\n";
       so_far = n.fitness;
       ++count;
+      std::string name;
+      nlohmann::json params;
+      if (template_of(n, name, params))
+        moves.push_back({{"node", id}, {"fitness", n.fitness}, {"template", name}, {"params", params}});
     }
     const search::node& b = tree.at(best);
     const std::string cls = op_class ? op_class(t.op) : "";
@@ -74,6 +94,18 @@ std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_s
     s.text += "The steps that improved on the best kernel's line (" + std::to_string(count) + "):\n\n" + steps + "\n";
     s.text += "Start from the last step's design for operators of the same class on this backend, and verify it at "
               "the new operator's shapes.\n";
+    // For the builtin synthesizer (src/synth/skill_priors.h): the best
+    // kernel's template and parameters, when it came from a template.
+    std::string name;
+    nlohmann::json params;
+    if (template_of(b, name, params)) {
+      nlohmann::json block = {{"operator", t.op},    {"class", cls},       {"variant", t.variant},
+                              {"backend", t.backend}, {"hardware", hardware_of(t.backend)},
+                              {"fitness", b.fitness}, {"template", name},   {"params", params},
+                              {"steps", moves}};
+      s.text += "\nFor the builtin synthesizer (its first samples and sampling bias for this class):\n\n```" +
+                std::string(kSkillBlock) + "\n" + block.dump() + "\n```\n";
+    }
     out.push_back(std::move(s));
   }
   return out;

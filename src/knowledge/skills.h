@@ -12,6 +12,13 @@
 
 namespace kevolve::knowledge {
 
+// The info string of the fenced JSON block in a skill document that the
+// builtin synthesizer reads: {"operator", "class", "variant", "backend",
+// "hardware", "fitness", "template", "params", "steps": [{"node",
+// "fitness", "template", "params"}, ...]} (the best kernel's template and
+// parameters, and the improving steps that led there).
+constexpr const char* kSkillBlock = "kevolve-skill";
+
 struct skill_doc {
   std::string file;  // "<operator>-<variant>-<backend>.md"
   std::string text;  // front matter + body
@@ -22,7 +29,8 @@ struct skill_doc {
 // One skill per task whose best kernel reaches `min_speedup` over the
 // baseline: the improving steps on the best kernel's line (origin, template
 // parameters or the LLM's own one-line summary, fitness), with the store and
-// node ids as evidence. `op_class` maps an operator name to its class ("" if
+// node ids as evidence; when the best kernel came from a builtin template,
+// also a `kevolve-skill` block with its template and parameters. `op_class` maps an operator name to its class ("" if
 // unknown); `store_name` is quoted as the evidence's source.
 std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_speedup,
                                       const std::function<std::string(const std::string&)>& op_class,

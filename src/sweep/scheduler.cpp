@@ -282,6 +282,10 @@ work scheduler::grow(active_task& t) {
   req.backend = task.backend;
   req.mode = n.mode;
   req.parent = n.parent;
+  if (n.parent != search::kNoNode) {
+    const auto& siblings = t.engine->nodes().at(n.parent).children;
+    req.sibling_index = int(std::find(siblings.begin(), siblings.end(), node) - siblings.begin());
+  }
   req.seed = spec_.search.seed ^ hash_bytes(task.id.data(), task.id.size()) ^ uint64_t(node) * 0x9E3779B97F4A7C15ull;
   for (search::node_id id : n.context) {
     const search::node& c = t.engine->nodes().at(id);

@@ -35,13 +35,24 @@ std::vector<known_item> recognize(const std::vector<context_item>& context, cons
 
 }  // namespace
 
-expected<std::unique_ptr<builtin_synthesizer>> builtin_synthesizer::create(std::filesystem::path root) {
-  if (root.empty()) root = template_library::default_root();
+expected<std::unique_ptr<builtin_synthesizer>> builtin_synthesizer::create(std::filesystem::path root,
+                                                                           std::filesystem::path skills) {
+  if (root.empty()) {
+    root = template_library::default_root();
+    if (skills.empty()) skills = root.parent_path() / "skills";
+  }
   auto lib = template_library::load(root);
   if (!lib) return tl::unexpected(lib.error());
   auto rules = rule_set::load(root / "rules.json");
   if (!rules) return tl::unexpected(rules.error());
-  return std::unique_ptr<builtin_synthesizer>(new builtin_synthesizer(std::move(*lib), std::move(*rules)));
+  skill_priors priors;
+  if (!skills.empty()) {
+    auto loaded = skill_priors::load(skills);
+    if (!loaded) return tl::unexpected(loaded.error());
+    priors = std::move(*loaded);
+  }
+  return std::unique_ptr<builtin_synthesizer>(
+      new builtin_synthesizer(std::move(*lib), std::move(*rules), std::move(priors)));
 }
 
 std::vector<const template_info*> builtin_synthesizer::serving(const spec::operator_spec& op, const spec::variant* v,
@@ -74,6 +85,25 @@ synthesis_result builtin_synthesizer::render_with(const template_info& t, const 
 
 synthesis_result builtin_synthesizer::fresh(const synthesis_request& req, const std::vector<const template_info*>& ts,
                                             rng& r) const {
+  // Skills first: the root's first children take the matching skills'
+  // starts in rank order; later fresh samples start, with probability
+  // kSkillBias, from one of them and change one or two parameters.
+  const auto starts = skills_.starts(*req.op, req.backend, ts);
+  if (!starts.empty()) {
+    if (req.parent == search::kRoot && req.sibling_index >= 0 && size_t(req.sibling_index) < starts.size()) {
+      const skill_start& s = starts[size_t(req.sibling_index)];
+      return render_with(*s.t, *req.op, s.params,
+                         "skill " + s.prior->file + (s.same_template ? "" : " (carried over from " +
+                                                                                s.prior->template_name + ")"));
+    }
+    if (r.uniform() < kSkillBias) {
+      const skill_start& s = starts[r.below(starts.size())];
+      param_set p = s.params;
+      const std::string changed = s.t->space.mutate_one(p, r);
+      if (r.below(2)) s.t->space.mutate_one(p, r, {changed});
+      return render_with(*s.t, *req.op, p, "around skill " + s.prior->file + ": " + describe_change(s.params, p));
+    }
+  }
   // Every fourth fresh sample (seed 0 included) is the best template's
   // defaults; the others sample a serving template and its parameters.
   if (req.seed % 4 == 0) return render_with(*ts.front(), *req.op, ts.front()->space.defaults(), "reset: defaults");

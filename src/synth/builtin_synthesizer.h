@@ -3,6 +3,10 @@
 // (knowledge/templates/rules.json). It serves any operator whose YAML names a
 // class a template supports (elementwise with `expr`, row_reduction with
 // `reduction`, gather_reduce with `reduce`, ...), with no code change.
+// Skills (knowledge/skills/*.md, `kevolve kb promote`) are priors: the first
+// children of the root take the matching skills' templates and parameters,
+// and later fresh samples start around them with probability
+// kSkillBias (synth/skill_priors.h).
 // Deterministic: the same request, seed included, gives the same code.
 #pragma once
 
@@ -13,6 +17,7 @@
 #include "common/error.h"
 #include "synth/mutation.h"
 #include "synth/rules.h"
+#include "synth/skill_priors.h"
 #include "synth/synthesizer.h"
 #include "synth/template_library.h"
 #include "synth/template_render.h"
@@ -21,8 +26,15 @@ namespace kevolve::synth {
 
 class builtin_synthesizer : public synthesizer {
  public:
-  // Loads templates and rules below `root` (default: knowledge/templates).
-  static expected<std::unique_ptr<builtin_synthesizer>> create(std::filesystem::path root = {});
+  // Share of fresh samples (after the skills' own starts) drawn around a
+  // skill's parameters rather than uniformly.
+  static constexpr double kSkillBias = 0.5;
+
+  // Loads templates and rules below `root` (default: knowledge/templates)
+  // and skill priors from `skills` (default: knowledge/skills when `root` is
+  // the default too; otherwise none).
+  static expected<std::unique_ptr<builtin_synthesizer>> create(std::filesystem::path root = {},
+                                                               std::filesystem::path skills = {});
 
   std::string name() const override { return "builtin"; }
   bool supports(const spec::operator_spec& op, const std::string& backend) const override;
@@ -37,13 +49,16 @@ class builtin_synthesizer : public synthesizer {
 
   const template_library& library() const { return library_; }
   const rule_set& rules() const { return rules_; }
+  const skill_priors& skills() const { return skills_; }
 
  private:
-  builtin_synthesizer(template_library lib, rule_set rules) : library_(std::move(lib)), rules_(std::move(rules)) {}
+  builtin_synthesizer(template_library lib, rule_set rules, skill_priors skills)
+      : library_(std::move(lib)), rules_(std::move(rules)), skills_(std::move(skills)) {}
   synthesis_result fresh(const synthesis_request& req, const std::vector<const template_info*>& ts, rng& r) const;
 
   template_library library_;
   rule_set rules_;
+  skill_priors skills_;
 };
 
 }  // namespace kevolve::synth

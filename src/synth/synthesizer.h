@@ -32,6 +32,7 @@ struct synthesis_request {
   std::string backend = "cpu";
   search::memory_mode mode = search::memory_mode::reset;
   search::node_id parent = search::kNoNode;  // the node the child grows from (kRoot: none)
+  int sibling_index = -1;  // children the parent had before this one (-1: unknown)
   std::vector<context_item> context;  // the parent first (empty on reset)
   uint64_t seed = 0;                  // per child: the same seed, the same code
 };
