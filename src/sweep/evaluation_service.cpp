@@ -107,12 +107,16 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     out.error = e.error().message;
     return finish();
   }
+  // The task's clock counts evaluating, not building its evaluator (inputs,
+  // reference outputs), which happens once per task and rank.
+  const auto evaluation_start = std::chrono::steady_clock::now();
   auto v = (*e)->evaluator->evaluate(request.code);
   if (!v) {
     out.error = v.error().message;
     return finish();
   }
   out.status = eval::to_string(v->result);
+  const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count();
   out.fitness = v->fitness;
   out.reason = v->reason;
   if (v->result == eval::status::compile_failed) out.reason += "\n" + v->compile.diagnostics.substr(0, 4000);
@@ -135,7 +139,9 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     m.bottleneck = s.bottleneck;
     out.shapes.push_back(std::move(m));
   }
-  return finish();
+  finish();
+  out.seconds = evaluating;
+  return out;
 }
 
 }  // namespace kevolve::sweep

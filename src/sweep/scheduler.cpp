@@ -100,7 +100,7 @@ struct scheduler::active_task {
   int64_t issued = 0;               // for fair share
   double priority = 1.0;
   double seconds_before = 0.0;      // spent in earlier sessions
-  std::chrono::steady_clock::time_point started;
+  double spent = 0.0;               // evaluation seconds of this session (its clock)
   bool exhausted = false;           // the engine had nothing more to grow
   bool done = false;
 };
@@ -177,7 +177,11 @@ expected<void> scheduler::prepare() {
   return {};
 }
 
-double scheduler::now(const active_task& t) const { return t.seconds_before + seconds_since(t.started); }
+// A task's clock is the evaluation time spent on it, not the wall time since
+// it started: tasks share evaluators, and a task waiting in a queue behind
+// others must not use up its `max_seconds`. (With one task and one evaluator
+// the two agree, as they did when tasks ran one after the other.)
+double scheduler::now(const active_task& t) const { return t.seconds_before + t.spent; }
 
 scheduler::active_task* scheduler::activate(size_t index) {
   activated_[index] = true;
@@ -217,7 +221,6 @@ scheduler::active_task* scheduler::activate(size_t index) {
   const auto p = spec_.priorities.find(task.op);
   t->priority = p != spec_.priorities.end() ? p->second : 1.0;
   t->seconds_before = task.seconds_spent;
-  t->started = std::chrono::steady_clock::now();
   active_.push_back(std::move(t));
   return active_.back().get();
 }
@@ -333,6 +336,7 @@ std::optional<eval_request> scheduler::written(const synth_job& job, const synth
     if (t->index != job.task) continue;
     keep_llm_calls(record_.tasks[t->index], job.node, out.calls);
     if (!out.ok) {
+      t->spent += 0.001;  // so that a synthesizer failing every time still ends a timed task
       t->engine->record(job.node, eval::status::skipped, 0.0, "the synthesizer wrote nothing: " + out.error, now(*t));
       note_progress(*t, "node " + std::to_string(job.node) + ": skipped, the synthesizer wrote nothing: " + out.error);
       finish_if_done(*t);
@@ -357,6 +361,7 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   if (!eval::parse_status(result.status, st))
     return make_error(errc::internal, "task " + task.id + ": unknown verdict status '" + result.status + "'");
   task.baseline = result.baseline;
+  t->spent += std::max(0.001, result.seconds);
   t->engine->record(request.node, st, result.fitness, result.reason, now(*t), result.rank);
   double worst = -1;
   std::string bottleneck;

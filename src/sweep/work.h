@@ -43,7 +43,7 @@ struct eval_result {
   std::string reason;
   std::string baseline;  // the baseline's display name
   std::vector<store::shape_measurement> shapes;
-  double seconds = 0.0;  // wall time of the evaluation on the rank
+  double seconds = 0.0;  // spent evaluating on the rank (building the task's evaluator excluded)
 };
 
 // An evaluator rank introduces itself; `error` when it cannot serve.
