@@ -35,7 +35,7 @@ TEST(BytesFloor, AboveBytesIsAnError) {
   ASSERT_TRUE(text.has_value());
   std::string yaml = *text;
   const std::string ref = (testing::catalog_dir() / "softmax").string();
-  for (const char* f : {"reference.cpp", "baseline.cpp", "baseline.cu"}) {
+  for (const char* f : {"reference.cpp", "baseline.cpp", "baseline.cu", "mtia_baseline.cpp"}) {
     const std::string from = std::string("softmax/") + f;
     yaml.replace(yaml.find(from), from.size(), ref + "/" + f);
   }
