@@ -95,6 +95,7 @@ void tiled_program(kv_mtia_device* d, const void* user) {
   const int32_t per_tile = nb + tail;
   int32_t cap = 32768 - (short_rows ? short_rows * per_tile : 0);
   int32_t T = cap / (g.mb * per_tile);
+  if (T < 1) T = 1;  // the launcher keeps one tile within the RE
   if (T > t1 - t0) T = t1 - t0;
   if (T > 8) T = 8;
   // Resident A: the group's A blocks (T x nkb CBs) stay while its n tiles pass.
@@ -250,6 +251,18 @@ extern "C" int kevolve_kernel(const kv_args* args, kv_mtia_device* dev) {
     while (g.slots > 1 && 16LL * g.k * 2 + g.slots * (16LL * g.kb * 2 + int64_t(g.kb) * g.n * 2) + 64LL * g.n * 6 > ls)
       --g.slots;
     return kv_mtia_launch(dev, pes, flat_program, &g);
+  }
+  // Accumulators of one m tile (full and tail widths) plus the short last m
+  // tile within the RE (32768 fp32); the widest column share decides.
+  {
+    const int32_t gc = g.grid_cols, share = ((g.n + 15) / 16 + gc - 1) / gc * 16;
+    for (;;) {
+      const int32_t nb = min32(g.nb, share), per_tile = nb + share % nb;
+      if (int64_t(g.mb + g.m % g.mb) * per_tile <= 32768) break;
+      if (g.nb > 32) g.nb /= 2;
+      else if (g.mb > 16) g.mb /= 2;
+      else return KV_ERR_UNSUPPORTED;
+    }
   }
   // B tile within the B-cache (64 KiB).
   while (int64_t(g.kb) * g.nb * 2 > 65536 && g.kb > 16) g.kb /= 2;
