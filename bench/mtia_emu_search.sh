@@ -4,17 +4,24 @@
 # templates, then each best kernel's fraction of the emulated roofline per
 # timed shape (the SRAM or DRAM bandwidth the shape's tensors live in, or the
 # DPE peak) and its speedup over the mtia_baseline, both measured in the same
-# run. Usage: bench/mtia_emu_search.sh [OUT_DIR] [MAX_EVALUATIONS]
+# run. gemm_bias_relu runs its bf16 variant (the DPE multiplies 16-bit
+# floats): the sweep reads a copy of its YAML without the fp32 variant.
+# Usage: bench/mtia_emu_search.sh [OUT_DIR] [MAX_EVALUATIONS] [OPERATORS]
+# (OPERATORS: comma-separated, default all five)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/runs/mtia_emu_bench}
 evals=${2:-16}
+ops=${3:-bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu}
 kevolve=${KEVOLVE_BIN:-$root/build/kevolve}
 mkdir -p "$out"
 rm -f "$out/sweep.h5" "$out"/sweep.summary.*
+sed -e "s#: gemm_bias_relu/#: $root/config/operators/gemm_bias_relu/#" -e '/^  fp32: {T: fp32}$/d' \
+  "$root/config/operators/gemm_bias_relu.yaml" > "$out/gemm_bias_relu.yaml"
+ops=${ops//gemm_bias_relu/$out/gemm_bias_relu.yaml}
 cat > "$out/sweep.yaml" <<YAML
 sweep:
-  operators: [bias_gelu, softmax, layernorm, rmsnorm]
+  operators: [${ops//,/, }]
   backends: [mtia_emu]
   synthesizer: builtin
   seed: 1

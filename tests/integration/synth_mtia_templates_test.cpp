@@ -39,7 +39,8 @@ TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
-                         ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm"));
+                         ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
+                                           "ts_gemm_bias_relu_bf16"));
 
 }  // namespace
 }  // namespace kevolve::testing

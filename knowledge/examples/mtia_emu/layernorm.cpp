@@ -17,11 +17,16 @@
 #include <kevolve/mtia.h>
 
 #define KIND_layernorm 1
-// Chunk-sized fp32 stages one slot of the chain holds in local memory.
+// Chunk-sized fp32 stages (besides a widened 16-bit x) one slot of the chain holds.
 #if KIND_layernorm
-#define STAGES 7
+#define F32_STAGES 4
+#define PARAM_ROWS 2 /* gamma, beta */
+#elif KIND_rmsnorm
+#define F32_STAGES 2
+#define PARAM_ROWS 1
 #else
-#define STAGES 5
+#define F32_STAGES 2
+#define PARAM_ROWS 0
 #endif
 
 namespace {
@@ -133,11 +138,20 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   rows -= rows % c.unit;
   c.chunk_rows = rows < c.unit ? c.unit : rows;
   if (c.chunk_rows > c.rows) c.chunk_rows = c.rows;  // one chunk holds every row
-  // Local memory: STAGES chunk-sized fp32 stages per slot, plus gamma/beta.
-  const int64_t budget = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 4 * c.cols * 4 - 4 * c.chunk_rows * 4 - 16384;
-  while (STAGES * c.chunk_rows * c.cols * 4 > budget && c.chunk_rows > c.unit) c.chunk_rows -= c.unit;
-  const int64_t per_slot = STAGES * c.chunk_rows * c.cols * 4;
-  int64_t slots = budget / (per_slot > 0 ? per_slot : 1);
+  // Local memory as program() allocates it: per slot x and y (the I/O dtype)
+  // and the fp32 stages of the chain (one more to widen a 16-bit x); once the
+  // row statistics (2 CBs x 2 slots) and gamma/beta (fp32, plus the raw row
+  // when 16-bit); 16 KiB of slack.
+  const int64_t n_f32 = F32_STAGES + (c.dtype == KV_F32 ? 0 : 1);
+  auto fixed = [&](int64_t chunk) {
+    const int64_t st = chunk * 4 < 32 ? 32 : chunk * 4;
+    return 4 * st + PARAM_ROWS * (c.cols * 4 + (c.dtype == KV_F32 ? 0 : c.row_bytes));
+  };
+  auto per_slot_bytes = [&](int64_t chunk) { return 2 * chunk * c.row_bytes + n_f32 * chunk * c.cols * 4; };
+  const int64_t ls = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 16384;
+  while (per_slot_bytes(c.chunk_rows) + fixed(c.chunk_rows) > ls && c.chunk_rows > c.unit) c.chunk_rows -= c.unit;
+  const int64_t per_slot = per_slot_bytes(c.chunk_rows);
+  int64_t slots = (ls - fixed(c.chunk_rows)) / (per_slot > 0 ? per_slot : 1);
   if (slots > KVP_SLOTS) slots = KVP_SLOTS;
   c.slots = int32_t(slots < 1 ? 1 : slots);
   const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
