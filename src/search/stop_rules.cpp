@@ -17,7 +17,7 @@ std::string stop_reason(const stop_config& c, const search_progress& p) {
   if (c.max_evaluations > 0 && p.evaluations >= c.max_evaluations)
     return "evaluation budget of " + std::to_string(c.max_evaluations) + " spent";
   if (c.max_seconds > 0 && p.elapsed_seconds >= c.max_seconds)
-    return "wall-time budget of " + number(c.max_seconds) + " s spent";
+    return "time budget of " + number(c.max_seconds) + " s of evaluation spent";
   if (c.stagnation > 0 && p.since_improvement >= c.stagnation)
     return "no improvement in " + std::to_string(c.stagnation) + " evaluations";
   return {};

@@ -9,7 +9,7 @@ namespace kevolve::search {
 struct stop_config {
   double target_fitness = 0.0;   // 0: none
   int64_t max_evaluations = 0;   // 0: none
-  double max_seconds = 0.0;      // 0: none
+  double max_seconds = 0.0;      // of evaluation time spent on the task; 0: none
   int64_t stagnation = 0;        // evaluations without a better best; 0: none
 };
 
