@@ -62,7 +62,7 @@ kv_finish() {
     exit 0
   fi
   kv_log "launcher exited with $rc; the store holds the last checkpoint: $KEVOLVE_BIN status $KV_STORE"
-  if [ "$KV_SIGNAL" = USR1 ] && [ "${KEVOLVE_REQUEUE_AT_LIMIT:-1}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
+  if [ "$KV_SIGNAL" = USR1 ] && [ "${KEVOLVE_REQUEUE_AT_LIMIT:-0}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
     local id=$SLURM_JOB_ID
     [ -n "${SLURM_ARRAY_JOB_ID:-}" ] && id=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
     kv_log "time limit near: requeueing job $id, which resumes from $KV_STORE"
