@@ -89,9 +89,7 @@ void coordinator::fill(outbox& out, double now) {
   bool synthesizing = false;
   for (const auto& [b, n] : synthesizing_) synthesizing |= n > 0;
   if (scheduler_->finished() && dispatcher_.outstanding() == 0 && !synthesizing) {
-    phase_ = phase::checkpointing;
-    final_pending_ = true;
-    request_checkpoint(out, now);
+    final_checkpoint(out, now);
   }
 }
 
@@ -142,9 +140,7 @@ outbox coordinator::on_result(const eval_result& r, double now) {
   }
   if (phase_ == phase::draining) {
     if (dispatcher_.held() == 0) {
-      phase_ = phase::checkpointing;
-      final_pending_ = true;
-      request_checkpoint(out, now);
+      final_checkpoint(out, now);
     }
     return out;
   }
@@ -160,6 +156,13 @@ outbox coordinator::on_heartbeat(const rank_stats& s, double now) {
   mine.cpu_seconds = s.cpu_seconds;
   mine.uptime_seconds = s.uptime_seconds;
   return {};
+}
+
+// The last checkpoint of the run; when it is written, the run finishes.
+void coordinator::final_checkpoint(outbox& out, double now) {
+  phase_ = phase::checkpointing;
+  final_pending_ = true;
+  request_checkpoint(out, now);
 }
 
 void coordinator::request_checkpoint(outbox& out, double now) {
@@ -204,9 +207,7 @@ void coordinator::begin_stop(outbox& out, double now, const std::string& why) {
   phase_ = phase::draining;
   stop_deadline_ = now + scheduler_->spec().runtime.grace_seconds * 0.5;
   if (dispatcher_.held() == 0) {
-    phase_ = phase::checkpointing;
-    final_pending_ = true;
-    request_checkpoint(out, now);
+    final_checkpoint(out, now);
   }
 }
 
@@ -255,9 +256,7 @@ outbox coordinator::on_tick(double now) {
     if (dispatcher_.held() > 0)
       out.notices.push_back(std::to_string(dispatcher_.held()) + " evaluation(s) still running at the end of the grace period: " +
                             "they stay pending in the store and run again on --resume");
-    phase_ = phase::checkpointing;
-    final_pending_ = true;
-    request_checkpoint(out, now);
+    final_checkpoint(out, now);
   }
   return out;
 }
@@ -269,9 +268,7 @@ void coordinator::fail(outbox& out, double now, error e) {
     finish(out, now);
     return;
   }
-  phase_ = phase::checkpointing;  // keep what was done
-  final_pending_ = true;
-  request_checkpoint(out, now);
+  final_checkpoint(out, now);  // keep what was done
 }
 
 void coordinator::finish(outbox& out, double now) {

@@ -79,6 +79,7 @@ class coordinator {
   enum class phase { greeting, running, draining, checkpointing, farewell, done };
   void fill(outbox& out, double now);
   void request_checkpoint(outbox& out, double now);
+  void final_checkpoint(outbox& out, double now);
   void begin_stop(outbox& out, double now, const std::string& why);
   void finish(outbox& out, double now);
   void conclude(outbox& out);
