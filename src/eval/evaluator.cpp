@@ -221,6 +221,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
     phase_clock stop_clock(totals.phases, "stop worker");
     (*cand)->shutdown();
   }
+  if (baseline_error_) return tl::unexpected(*baseline_error_);
   if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
   v.overhead_phases = totals.phases;
   // Report timed shapes first, as the operator lists them.
@@ -324,6 +325,12 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   if (auto r = data_->setup_baseline_worker(p); !r) {
     sv.result = status::skipped;
     sv.reason = r.error().message;
+    return sv;
+  }
+  if (auto b = check_timed_baseline(p, totals); !b) {
+    baseline_error_ = b.error();
+    sv.result = status::skipped;
+    sv.reason = b.error().message;
     return sv;
   }
   if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
@@ -466,6 +473,31 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   sv.candidate = summarize_ns(cand_ns);
   sv.baseline = summarize_ns(base_ns);
   return judge_times(p, std::move(sv));
+}
+
+// Once per shape, on set 0 (verified, so its reference is known), with
+// poisoned outputs: a timed baseline that computes something else would skew
+// every speedup. On the CPU at shapes where the baseline stands in for the
+// reference, it is the reference.
+expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
+  if (baseline_checked_.count(p)) return {};
+  const problem_state& ps = data_->problem(p);
+  if (ps.baseline_is_reference && std::string(backend_->name()) == "cpu") return {};
+  auto ref = data_->reference(p, 0);
+  if (!ref) return tl::unexpected(ref.error());
+  data_->poison_baseline_outputs(p, 0, 0xFF);
+  auto out = data_->baseline_worker().call(0, 0, options_.call_timeout);
+  totals.kernel_seconds += out.wall_seconds;
+  const std::string what = op_.file.string() + ": the timed baseline of operator '" + op_.name + "' (" + baseline_name_ + ")";
+  if (!out.ok()) return make_error(errc::invalid_input, what + " failed at shape '" + ps.inst.shape_name + "': " + out.detail);
+  const auto check = data_->compare_baseline_outputs(p, 0, **ref);
+  if (!check.result.ok)
+    return make_error(errc::invalid_input, what + " disagrees with the reference at shape '" + ps.inst.shape_name + "': " +
+                                               std::to_string(check.result.mismatches) + " of " +
+                                               std::to_string(check.elements) + " elements wrong; first " +
+                                               check.result.first_mismatch);
+  baseline_checked_.insert(p);
+  return {};
 }
 
 shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,8 @@ class evaluator {
   shape_verdict evaluate_shape(size_t problem, bool last, class worker_client& cand, run_totals& totals);
   shape_verdict time_shape(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
   shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
+  // The timed baseline's outputs against the reference, once per shape.
+  expected<void> check_timed_baseline(size_t problem, run_totals& totals);
   // Speedup, roofline placement and the plausibility checks of timed shapes.
   shape_verdict judge_times(size_t problem, shape_verdict sv);
 
@@ -71,6 +75,8 @@ class evaluator {
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
   std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
+  std::set<size_t> baseline_checked_;                      // problems whose timed baseline matched the reference
+  std::optional<error> baseline_error_;                    // set when it did not: the evaluation is an error
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };
 

@@ -97,6 +97,18 @@ TEST(MtiaBackend, OperatorWithoutMtiaBaselineIsRefusedWithItsKey) {
   EXPECT_NE(ev.error().message.find("mtia_baseline"), std::string::npos) << ev.error().message;
 }
 
+// A wrong mtia_baseline (ReLU for GELU) is caught before its time is used.
+TEST(MtiaBackend, WrongTimedBaselineIsAnError) {
+  auto ev = eval::evaluator::create(test_operator("ts_bias_gelu_wrong_baselines"), "fp32", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(example("bias_gelu"));
+  ASSERT_FALSE(v.has_value()) << "timed against a wrong baseline: " << eval::to_string(v->result) << " " << v->reason;
+  EXPECT_NE(v.error().message.find("timed baseline of operator 'ts_bias_gelu_wrong_baselines' (mtia_emu"),
+            std::string::npos)
+      << v.error().message;
+  EXPECT_NE(v.error().message.find("disagrees with the reference"), std::string::npos) << v.error().message;
+}
+
 // Every example in knowledge/examples/mtia_emu passes at the small shapes.
 class MtiaExamples : public ::testing::TestWithParam<std::string> {};
 TEST_P(MtiaExamples, PassTheEvaluator) {
