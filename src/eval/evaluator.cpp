@@ -432,12 +432,14 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     return sv;
   }
   const double cpu_used = cpu_after - cpu_before;
-  const double cpu_bound = threads * (cand_reported + cand_calls * (ws_poison_s + 5e-6)) * 1.25 + 0.03;
+  const double host_threads = backend_->kernel_runs_on_host_threads() ? threads : 1.0;
+  const double cpu_bound =
+      host_threads * (cand_reported + cand_calls * (ws_poison_s + backend_->host_seconds_per_call())) * 1.25 + 0.03;
   if (cpu_used > cpu_bound) {
     sv.result = status::suspicious;
     sv.reason = "the kernel's process used " + std::to_string(cpu_used * 1e3) + " ms of CPU while its timed calls took " +
-                std::to_string(cand_reported * 1e3) + " ms on " + std::to_string(threads) +
-                " threads: work hidden from the timer";
+                std::to_string(cand_reported * 1e3) + " ms in " + std::to_string(cand_calls) + " calls on " +
+                std::to_string(int(host_threads)) + " host threads: work hidden from the timer";
     return sv;
   }
 
