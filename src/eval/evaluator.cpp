@@ -349,6 +349,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   if (!wc.ok()) return failed_call(sv, wc, "warm-up");
   cand_reported += sum_seconds(wc.ns);
   cand_calls += uint32_t(wc.ns.size());
+  int cand_requests = 1;
   auto wb = base.time(0, 0, sets, timeout * sets);
   totals.kernel_seconds += wb.wall_seconds;
   if (!wb.ok()) {
@@ -414,6 +415,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     }
     cand_reported += reported;
     cand_calls += uint32_t(oc.ns.size());
+    ++cand_requests;
     cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
     next_c += reps;
   }
@@ -432,9 +434,12 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     return sv;
   }
   const double cpu_used = cpu_after - cpu_before;
+  // A GPU worker also copies one input set to the device and one back per
+  // timed request (pageable memory: the host CPU does the staging).
   const double host_threads = backend_->kernel_runs_on_host_threads() ? threads : 1.0;
   const double cpu_bound =
-      host_threads * (cand_reported + cand_calls * (ws_poison_s + backend_->host_seconds_per_call())) * 1.25 + 0.03;
+      host_threads * (cand_reported + cand_calls * (ws_poison_s + backend_->host_seconds_per_call())) * 1.25 +
+      cand_requests * backend_->copy_allowance_seconds(set_bytes) + 0.03;
   if (cpu_used > cpu_bound) {
     sv.result = status::suspicious;
     sv.reason = "the kernel's process used " + std::to_string(cpu_used * 1e3) + " ms of CPU while its timed calls took " +
