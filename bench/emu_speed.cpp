@@ -280,10 +280,12 @@ int main(int argc, char** argv) {
   fill(dev, gt.bias, 64ull * gt_n * 4, KV_F32, 5);
   run("gemm_tile/functional", true, gemm_tile_program, &gt, gt.c, 64ull * gt_m * gt_n * 2);
   dev.free_all();
-  const gemm_ctx g{dev.alloc(level::sram, 512 * 2048 * 2, &err), dev.alloc(level::dram, 2048ull * 26592 * 2, &err),
-                   dev.alloc(level::sram, 512ull * 26592 * 2, &err)};
-  run("gemm/timing", false, gemm_program, &g, g.c, 0);
-  std::printf("target: 1e7 emulated engine commands per second on one core (median wall; cpu = user+sys CPU time)\n");
-  if (!all_ok) std::fprintf(stderr, "emulated cycle counts differ from the recorded ones\n");
+  if (wanted(argc, argv, "gemm/timing")) {  // 136 MB of device memory: only when it runs
+    const gemm_ctx g{dev.alloc(level::sram, 512 * 2048 * 2, &err), dev.alloc(level::dram, 2048ull * 26592 * 2, &err),
+                     dev.alloc(level::sram, 512ull * 26592 * 2, &err)};
+    run("gemm/timing", false, gemm_program, &g, g.c, 0);
+  }
+  std::printf("target: 1e7 emulated engine commands per second on one core (median wall; cpu: over CPU time)\n");
+  if (!all_ok) std::fprintf(stderr, "emulated cycle counts or outputs differ from the recorded ones\n");
   return all_ok ? 0 : 1;
 }
