@@ -89,6 +89,9 @@ class device {
   int se_fill(int32_t cb_out, int32_t rows, int32_t cols, int32_t dtype, float value);
   int re_segment_sum(int32_t cb_rows, uint32_t rows_flags, int32_t rows, int32_t cols, int32_t in_dtype,
                      int64_t row_base, const kv_mtia_segments& seg, int32_t acc, uint32_t acc_flags);
+  // float-to-integer conversion (convert.cpp)
+  int cvt_f2i(bool on_vec, int32_t cb_x, uint32_t x_flags, int32_t cb_out, int32_t n, int32_t in_dtype, float a, float b,
+              int32_t lo, int32_t hi);
 
  private:
   // error handling: the first error is sticky

@@ -165,6 +165,9 @@ typedef struct kv_mtia_api {
   int (*re_segment_sum)(kv_mtia_device*, int32_t cb_rows, uint32_t rows_flags, int32_t rows, int32_t cols,
                         int32_t in_dtype, int64_t row_base, const struct kv_mtia_segments* seg, int32_t acc,
                         uint32_t acc_flags);
+  /* float-to-integer conversion, see below */
+  int (*cvt_f2i)(kv_mtia_device*, int32_t engine_vec, int32_t cb_x, uint32_t x_flags, int32_t cb_out, int32_t n,
+                 int32_t in_dtype, float a, float b, int32_t lo, int32_t hi);
 } kv_mtia_api;
 
 struct kv_mtia_device {
@@ -410,6 +413,20 @@ static inline int kv_mtia_re_segment_sum(kv_mtia_device* d, int32_t cb_rows, uin
                                          int32_t cols, int32_t in_dtype, int64_t row_base,
                                          const kv_mtia_segments* seg, int32_t acc, uint32_t acc_flags) {
   return d->api->re_segment_sum(d, cb_rows, rows_flags, rows, cols, in_dtype, row_base, seg, acc, acc_flags);
+}
+
+/* ---- float-to-integer conversion (SE and vector core) --------------------
+ * out[i] = clamp(floor(a * x[i] + b), lo, hi) as KV_I32 over n elements of
+ * in_dtype (KV_F32, KV_F16, KV_BF16); a * x + b is computed in fp32 with two
+ * roundings (no fused multiply-add), a NaN gives lo, -inf lo and +inf hi.
+ * a and b must be finite. For a >= 0 the result never decreases as x grows,
+ * so a table indexed by it (the cell of a grid index over sorted values, a
+ * histogram bin) is consistent for any input. Cost: one SE pass (engine_vec
+ * 0) or one fp32 vector-core element op (engine_vec 1). */
+static inline int kv_mtia_cvt_f2i(kv_mtia_device* d, int32_t engine_vec, int32_t cb_x, uint32_t x_flags,
+                                  int32_t cb_out, int32_t n, int32_t in_dtype, float a, float b, int32_t lo,
+                                  int32_t hi) {
+  return d->api->cvt_f2i(d, engine_vec, cb_x, x_flags, cb_out, n, in_dtype, a, b, lo, hi);
 }
 
 /* Device address of a kv_args tensor, and a view of rows of it. */
