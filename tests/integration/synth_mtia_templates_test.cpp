@@ -38,6 +38,35 @@ TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
   }
 }
 
+// The bucketize grid index (a data-dependent kernel) with every engine choice
+// on spread and on clustered boundaries (many equal ones, so full cells need
+// more search steps), holdouts included.
+TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  for (const char* name : {"ts_bucketize", "ts_bucketize_clustered"}) {
+    const spec::operator_spec op = test_operator(name);
+    const auto ts = (*s)->serving(op, &op.variants.front(), "mtia_emu");
+    ASSERT_EQ(ts.size(), 1u) << name;
+    auto ev = eval::evaluator::create(op, op.variants.front().name, fast_options(), *hw);
+    ASSERT_TRUE(ev.has_value()) << ev.error().message;
+    for (const char* engine : {"se", "split"}) {
+      synth::param_set p = ts[0]->space.defaults();
+      p["index"] = 1;
+      p["engine"] = engine;
+      p["slots"] = 2;
+      const auto k = (*s)->render_with(*ts[0], op, p, "grid index");
+      ASSERT_TRUE(k.ok) << k.error;
+      auto v = (*ev)->evaluate(k.code);
+      ASSERT_TRUE(v.has_value()) << v.error().message;
+      EXPECT_EQ(eval::to_string(v->result), std::string("ok"))
+          << name << " [" << k.summary << "]: " << v->reason << "\n" << v->compile.diagnostics.substr(0, 2000);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
                                            "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash"));
