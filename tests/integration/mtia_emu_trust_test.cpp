@@ -92,7 +92,7 @@ TEST(MtiaBackend, UnknownProfileIsAClearError) {
 }
 
 TEST(MtiaBackend, OperatorWithoutMtiaBaselineIsRefusedWithItsKey) {
-  auto ev = eval::evaluator::create(test_operator("ts_dot_interaction"), "", fast_options(), mtia_profile());
+  auto ev = eval::evaluator::create(test_operator("ts_silu"), "", fast_options(), mtia_profile());
   ASSERT_FALSE(ev.has_value());
   EXPECT_NE(ev.error().message.find("mtia_baseline"), std::string::npos) << ev.error().message;
 }
@@ -121,7 +121,7 @@ TEST_P(MtiaExamples, PassTheEvaluator) {
   EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
 }
 INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu",
-                                                              "bucketize", "feature_hash"));
+                                                              "bucketize", "feature_hash", "dot_interaction"));
 
 // kv_mtia_lm_gather reads only its table: an index past it fails the run.
 TEST(MtiaBackend, GatherPastItsTableFailsTheRun) {

@@ -69,7 +69,8 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
 
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
-                                           "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash"));
+                                           "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash",
+                                           "ts_dot_interaction"));
 
 }  // namespace
 }  // namespace kevolve::testing
