@@ -84,9 +84,9 @@ int t_cvt_f2i(kv_mtia_device* d, int32_t v, int32_t x, uint32_t xf, int32_t o, i
               int32_t lo, int32_t hi) {
   return impl(d)->cvt_f2i(v != 0, x, xf, o, n, dt, a, b, lo, hi);
 }
-int t_tril(kv_mtia_device* d, int32_t i, uint32_t f, int32_t n, int32_t ld, int32_t eb, int32_t o, int32_t part,
-           int32_t parts) {
-  return impl(d)->mlu_tril(i, f, n, ld, eb, o, part, parts);
+int t_pack(kv_mtia_device* d, int32_t i, uint32_t f, int32_t r, int32_t c, int32_t ld, int32_t eb, int32_t lower,
+           int32_t o, int32_t part, int32_t parts) {
+  return impl(d)->mlu_pack(i, f, r, c, ld, eb, lower, o, part, parts);
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ device::device(params p) : p_(std::move(p)) {
   api_ = kv_mtia_api{KV_MTIA_API_VERSION, sizeof(kv_mtia_api), t_launch, t_query, t_cb_alloc, t_cb_pop, t_loop,
                      t_barrier, t_dma_in, t_dma_out, t_gather, t_acc, t_load_b, t_mm, t_drain, t_send, t_recv,
                      t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather, t_peek, t_push,
-                     t_fill, t_seg_sum, t_cvt_f2i, t_tril};
+                     t_fill, t_seg_sum, t_cvt_f2i, t_pack};
   handle_.api = &api_;
   handle_.impl = this;
   const std::string bad = validate(p_);

@@ -92,9 +92,9 @@ class device {
   // float-to-integer conversion (convert.cpp)
   int cvt_f2i(bool on_vec, int32_t cb_x, uint32_t x_flags, int32_t cb_out, int32_t n, int32_t in_dtype, float a, float b,
               int32_t lo, int32_t hi);
-  // lower-triangle packing (mlu_tril.cpp)
-  int mlu_tril(int32_t cb_in, uint32_t in_flags, int32_t n, int32_t ld, int32_t elem_bytes, int32_t cb_out,
-               int32_t part, int32_t parts);
+  // packing into a staging slot (mlu_pack.cpp)
+  int mlu_pack(int32_t cb_in, uint32_t in_flags, int32_t rows, int32_t cols, int32_t ld, int32_t elem_bytes,
+               int32_t lower, int32_t cb_out, int32_t part, int32_t parts);
 
  private:
   // error handling: the first error is sticky

@@ -33,7 +33,7 @@ struct cb_state {
   uint64_t offset = 0;  // into pe_state::store
   uint8_t producer = no_engine, consumer = no_engine;
   slot_ring ring;
-  int32_t filling = 0;  // kv_mtia_mlu_tril: the next part of the open back slot
+  int32_t filling = 0;  // kv_mtia_mlu_pack: the next part of the open back slot
 };
 
 struct acc_state {

@@ -168,9 +168,9 @@ typedef struct kv_mtia_api {
   /* float-to-integer conversion, see below */
   int (*cvt_f2i)(kv_mtia_device*, int32_t engine_vec, int32_t cb_x, uint32_t x_flags, int32_t cb_out, int32_t n,
                  int32_t in_dtype, float a, float b, int32_t lo, int32_t hi);
-  /* lower-triangle packing on the MLU, see below */
-  int (*mlu_tril)(kv_mtia_device*, int32_t cb_in, uint32_t in_flags, int32_t n, int32_t ld, int32_t elem_bytes,
-                  int32_t cb_out, int32_t part, int32_t parts);
+  /* packing into a staging slot on the MLU, see below */
+  int (*mlu_pack)(kv_mtia_device*, int32_t cb_in, uint32_t in_flags, int32_t rows, int32_t cols, int32_t ld,
+                  int32_t elem_bytes, int32_t lower, int32_t cb_out, int32_t part, int32_t parts);
 } kv_mtia_api;
 
 struct kv_mtia_device {
@@ -432,19 +432,24 @@ static inline int kv_mtia_cvt_f2i(kv_mtia_device* d, int32_t engine_vec, int32_t
   return d->api->cvt_f2i(d, engine_vec, cb_x, x_flags, cb_out, n, in_dtype, a, b, lo, hi);
 }
 
-/* ---- lower-triangle packing (MLU) ----------------------------------------
- * The strictly lower triangle of the n x n matrix (row stride ld elements of
- * elem_bytes 2 or 4) in the front slot of cb_in, row by row (row i: its
- * first i elements), n(n-1)/2 elements, written as part `part` of the back
- * slot of cb_out: at element part * n(n-1)/2. The slot collects `parts`
- * triangles, written in order 0 .. parts-1, and is pushed by the last, so
- * the packed rows of several matrices leave in one DMA even when one row is
- * not a multiple of 32 bytes (dot_interaction's F(F-1)/2 values per sample).
- * The slot it fills must be free (popped in program order) at part 0.
- * Cost: n(n-1)/2 * elem_bytes / 64 MLU cycles. */
+/* ---- packing into a staging slot (MLU) ----------------------------------
+ * A rows x cols matrix (row stride ld elements of elem_bytes 2 or 4) in the
+ * front slot of cb_in, packed row after row, or with lower = 1 the strictly
+ * lower triangle of a square one (row i: its first i elements, n(n-1)/2 in
+ * all), is written as part `part` of the back slot of cb_out, at element
+ * part * (size of one part). The slot collects `parts` of them, written in
+ * order 0 .. parts-1, and is pushed by the last, so pieces whose sizes are not
+ * 32-byte multiples (dot_interaction's F(F-1)/2 values per sample, a
+ * convolution's Cout x Lout block) leave in one aligned DMA. The slot it
+ * fills must be free (popped in program order) at part 0. Cost: bytes
+ * written / 64 MLU cycles. */
+static inline int kv_mtia_mlu_pack(kv_mtia_device* d, int32_t cb_in, uint32_t in_flags, int32_t rows, int32_t cols,
+                                   int32_t ld, int32_t elem_bytes, int32_t cb_out, int32_t part, int32_t parts) {
+  return d->api->mlu_pack(d, cb_in, in_flags, rows, cols, ld, elem_bytes, 0, cb_out, part, parts);
+}
 static inline int kv_mtia_mlu_tril(kv_mtia_device* d, int32_t cb_in, uint32_t in_flags, int32_t n, int32_t ld,
                                    int32_t elem_bytes, int32_t cb_out, int32_t part, int32_t parts) {
-  return d->api->mlu_tril(d, cb_in, in_flags, n, ld, elem_bytes, cb_out, part, parts);
+  return d->api->mlu_pack(d, cb_in, in_flags, n, n, ld, elem_bytes, 1, cb_out, part, parts);
 }
 
 /* Device address of a kv_args tensor, and a view of rows of it. */
