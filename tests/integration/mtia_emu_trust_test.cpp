@@ -121,7 +121,7 @@ TEST_P(MtiaExamples, PassTheEvaluator) {
   EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
 }
 INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu",
-                                                              "bucketize", "feature_hash", "dot_interaction"));
+                                                              "bucketize", "feature_hash", "dot_interaction", "conv1d"));
 
 // kv_mtia_lm_gather reads only its table: an index past it fails the run.
 TEST(MtiaBackend, GatherPastItsTableFailsTheRun) {
