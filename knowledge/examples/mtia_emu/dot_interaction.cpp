@@ -1,6 +1,6 @@
 // knowledge/examples/mtia_emu/dot_interaction.cpp: an honest mtia_emu kernel of dot_interaction (kevolve eval --backend mtia_emu).
-// knowledge/templates/mtia_emu/dot_interaction.cpp.tmpl with the parameters below: double-buffered x, operands and
-// staging, two aligned units of samples per output DMA. fp32 as bf16x6 on the DPE (three exact bf16 parts, six
+// knowledge/templates/mtia_emu/dot_interaction.cpp.tmpl with the parameters below: double-buffered x and operands, two
+// accumulators (each sample packed after the next is cut), two aligned units of samples per output DMA. fp32 as bf16x6 on the DPE (three exact bf16 parts, six
 // products in fp32); bf16 directly. MLU-bound: the MLU cuts and transposes every operand.
 #define KVP_SLOTS 2
 #define KVP_OUT_UNITS 2
@@ -19,7 +19,8 @@
 // aligned; x comes per sample (the aligned granules that cover it), the packed
 // output per group of KVP_OUT_UNITS units through one staging slot.
 // KVP_SLOTS CB slots on the x, operand and staging buffers: 1 serialises DMA,
-// split, MLU and DPE; 2+ overlaps them.
+// split, MLU and DPE; 2+ overlaps them (two accumulators, each sample packed
+// after the next one's operands are cut).
 #include <stdint.h>
 
 #include <kevolve/abi.h>
@@ -66,10 +67,20 @@ void program(kv_mtia_device* d, const void* user) {
   const int tsrc = kv_mtia_cb_alloc(d, fd * 2, 1);
   const int gram = kv_mtia_cb_alloc(d, F * F * c.eb, 2);
   const int stage = kv_mtia_cb_alloc(d, int32_t(c.group * c.p * c.eb), c.slots);
-  const int acc = kv_mtia_acc_alloc(d, F, F);
+  // With slots > 1 two accumulators alternate and sample s is drained and
+  // packed after sample s+1's operands are issued, so the MLU cuts the next
+  // operands while the DPE works (its queue is in order).
+  const int nacc = c.slots > 1 ? 2 : 1;
+  int accs[2];
+  for (int k = 0; k < nacc; ++k) accs[k] = kv_mtia_acc_alloc(d, F, F);
+  auto finish = [&](int acc, int32_t part, int32_t parts) {
+    kv_mtia_re_drain(d, acc, gram, c.dtype, KV_OP_COPY, -1, 0);
+    kv_mtia_mlu_tril(d, gram, KV_CB_POP, F, F, c.eb, stage, part, parts);
+  };
   for (int64_t g0 = s0; g0 < s1; g0 += c.group) {
     const int32_t gn = int32_t(s1 - g0 < c.group ? s1 - g0 : c.group);
     for (int32_t s = 0; s < gn; ++s) {
+      const int acc = accs[s % nacc];
       const uint64_t addr = c.x + uint64_t(g0 + s) * uint64_t(fd) * c.eb, base = addr / 32 * 32;
       const int32_t off = int32_t(addr - base), len = off + fd * c.eb;
       kv_mtia_dma_in(d, xb, kv_mtia_rows(base, 1, len, len));
@@ -106,9 +117,10 @@ void program(kv_mtia_device* d, const void* user) {
           kv_mtia_dpe_mm(d, a_op[j], F, D, D, acc, (k == 0 && j == 0 ? KV_MM_ZERO : 0u) | (last_use ? 0u : KV_CB_KEEP));
         }
       }
-      kv_mtia_re_drain(d, acc, gram, c.dtype, KV_OP_COPY, -1, 0);
-      kv_mtia_mlu_tril(d, gram, KV_CB_POP, F, F, c.eb, stage, s, gn);
+      if (nacc == 1) finish(acc, s, gn);
+      else if (s > 0) finish(accs[(s - 1) % nacc], s - 1, gn);
     }
+    if (nacc > 1) finish(accs[(gn - 1) % nacc], gn - 1, gn);
     const int64_t bytes = int64_t(gn) * c.p * c.eb;
     kv_mtia_dma_out(d, kv_mtia_rows(c.out + uint64_t(g0) * uint64_t(c.p) * c.eb, 1, bytes, bytes), stage, KV_CB_POP);
   }
