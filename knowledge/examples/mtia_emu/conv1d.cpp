@@ -3,7 +3,7 @@
 // bf16x3 (hi/lo splits, three products in fp32), double-buffered, tap matrices resident where they fit.
 // DPE-bound: the three products triple the DPE's work.
 #define KVP_SLOTS 2
-#define KVP_LT_MAX 512
+#define KVP_LT_MAX 256
 #define KVP_RESIDENT 1
 // kevolve mtia_emu template: conv1d (NCW, stride 1, zero padding P) as
 // shifted-weight DPE tiles: y[b, :, l0 : l0 + Lt] = bias + sum over taps k of
@@ -22,7 +22,8 @@
 // Tiles of Lt outputs (a multiple of 8 dividing Lout, at most KVP_LT_MAX)
 // when L and Lout are multiples of 8 (every row DMA aligned); otherwise whole
 // samples, packed per aligned unit of samples through one staging slot
-// (kv_mtia_mlu_pack). KVP_SLOTS CB slots on the x, operand and output buffers.
+// (kv_mtia_mlu_pack). KVP_SLOTS CB slots on the x, operand and output buffers
+// (2: also two accumulators, so the next tile's products overlap the drain).
 #include <stdint.h>
 
 #include <kevolve/abi.h>
@@ -110,74 +111,84 @@ void program(kv_mtia_device* d, const void* user) {
   const int xp = kv_mtia_cb_alloc(d, cin * wid * 4, 1);
   int bop[2];
   for (int part = 0; part < 2; ++part) bop[part] = kv_mtia_cb_alloc(d, cin * lt * 2, c.slots);
-  const int acc = kv_mtia_acc_alloc(d, cout, lt);
+  // Two accumulators when they fit and slots > 1: item i+1's operands and
+  // products are issued before item i is drained, so the DPE keeps working.
+  const int nacc = c.slots > 1 && 2 * int64_t(cout) * lt * 4 <= 131072 ? 2 : 1;
+  int accs[2];
+  for (int k = 0; k < nacc; ++k) accs[k] = kv_mtia_acc_alloc(d, cout, lt);
   const int yt = kv_mtia_cb_alloc(d, cout * lt * 4, 1), yb = kv_mtia_cb_alloc(d, cout * lt * 4, c.slots);
   const int stage = c.aligned ? -1 : kv_mtia_cb_alloc(d, c.unit * cout * c.lout * 4, c.slots);
-  for (int64_t t = t0; t < t1; ++t) {
-    // tiles: (sample, l-tile) when aligned, else units of c.unit samples
-    const int64_t nsamp = c.aligned ? 1 : (c.b - t * c.unit < c.unit ? c.b - t * c.unit : c.unit);
-    for (int64_t si = 0; si < nsamp; ++si) {
-      const int64_t b = c.aligned ? t / c.ntl : t * c.unit + si;
-      const int32_t l0 = c.aligned ? int32_t(t % c.ntl) * lt : 0;
-      // the window [l0 - P, l0 - P + wid) of every x row, zero outside [0, L)
-      const int32_t w0 = l0 - c.p, lp = w0 < 0 ? -w0 : 0, in0 = w0 < 0 ? 0 : w0;
-      const int32_t in1 = w0 + wid > c.l ? c.l : w0 + wid, rp = wid - lp - (in1 - in0);
-      if (c.aligned) {
-        const int32_t a0 = in0 / 8 * 8, a1 = (in1 + 7) / 8 * 8 > c.l ? c.l : (in1 + 7) / 8 * 8;
-        kv_mtia_dma_in(d, raw, kv_mtia_rows(c.x + (uint64_t(b) * cin * c.l + a0) * 4, cin, (a1 - a0) * 4, int64_t(c.l) * 4));
-        kv_mtia_mlu_copy(d, raw, KV_CB_POP, (in0 - a0) * 4, cin, (in1 - in0) * 4, (a1 - a0) * 4, packed);
-      } else {
-        const uint64_t addr = c.x + uint64_t(b) * cin * c.l * 4, base = addr / 32 * 32;
-        const int64_t len = int64_t(addr - base) + int64_t(cin) * c.l * 4;
-        kv_mtia_dma_in(d, raw, kv_mtia_rows(base, 1, len, len));
-        kv_mtia_mlu_copy(d, raw, KV_CB_POP, int32_t(addr - base) + in0 * 4, cin, (in1 - in0) * 4, c.l * 4, packed);
-      }
-      int cur = packed;
-      int32_t curw = in1 - in0;
-      if (lp > 0) {
-        kv_mtia_se_fill(d, zl, cin, lp, KV_F32, 0.0f);
-        kv_mtia_mlu_concat(d, zl, cur, KV_CB_POP, cin, lp * 4, curw * 4, padl);
-        cur = padl;
-        curw += lp;
-      }
-      if (rp > 0) {
-        kv_mtia_se_fill(d, zr, cin, rp, KV_F32, 0.0f);
-        kv_mtia_mlu_concat(d, cur, zr, KV_CB_POP, cin, curw * 4, rp * 4, xp);
-      } else {
-        kv_mtia_mlu_copy(d, cur, KV_CB_POP, 0, 1, cin * wid * 4, cin * wid * 4, xp);
-      }
-      split(d, xp, s.hi, s.t16, s.t32, s.rem, s.lo, cin, wid);
-      for (int32_t k = 0; k < c.kw; ++k) {
-        const uint32_t keep = k + 1 < c.kw ? KV_CB_KEEP : KV_CB_POP;
-        kv_mtia_mlu_copy(d, s.hi, keep, k * 2, cin, lt * 2, wid * 2, bop[0]);
-        kv_mtia_mlu_copy(d, s.lo, keep, k * 2, cin, lt * 2, wid * 2, bop[1]);
-        int ah = amat[0][c.resident ? k : 0], al = amat[1][c.resident ? k : 0];
-        if (!c.resident) {
-          kv_mtia_dma_in_bcast(d, ah, kv_mtia_rows(c.ws + uint64_t(k * 2 * c.mstride), 1, mat, mat));
-          kv_mtia_dma_in_bcast(d, al, kv_mtia_rows(c.ws + uint64_t((k * 2 + 1) * c.mstride), 1, mat, mat));
-        }
-        const uint32_t a_last = c.resident ? KV_CB_KEEP : KV_CB_POP;
-        kv_mtia_dpe_load_b(d, bop[0], cin, lt, KV_BF16, KV_CB_POP);
-        kv_mtia_dpe_mm(d, ah, cout, cin, cin, acc, (k == 0 ? KV_MM_ZERO : 0u) | KV_CB_KEEP);
-        kv_mtia_dpe_mm(d, al, cout, cin, cin, acc, a_last);
-        kv_mtia_dpe_load_b(d, bop[1], cin, lt, KV_BF16, KV_CB_POP);
-        kv_mtia_dpe_mm(d, ah, cout, cin, cin, acc, a_last);
-      }
-      kv_mtia_re_drain(d, acc, yt, KV_F32, KV_OP_COPY, -1, 0);
-      kv_mtia_se_binary(d, KV_OP_ADD, yt, KV_CB_POP, bias, KV_CB_KEEP, KV_Y_COL, yb, cout, lt, KV_F32, KV_F32);
-      if (c.aligned) {
-        const uint64_t at = c.y + (uint64_t(b) * cout * c.lout + l0) * 4;
-        kv_mtia_dma_out(d, kv_mtia_rows(at, cout, int64_t(lt) * 4, int64_t(c.lout) * 4), yb, KV_CB_POP);
-      } else {
-        kv_mtia_mlu_pack(d, yb, KV_CB_POP, cout, lt, lt, 4, stage, int32_t(si), int32_t(nsamp));
-      }
+  // Items: (sample, l-tile) when aligned, else the samples of units [t0, t1).
+  const int64_t i0 = c.aligned ? t0 : t0 * c.unit, i1 = c.aligned ? t1 : (t1 * c.unit < c.b ? t1 * c.unit : c.b);
+  auto front = [&](int64_t i, int acc) {
+    const int64_t b = c.aligned ? i / c.ntl : i;
+    const int32_t l0 = c.aligned ? int32_t(i % c.ntl) * lt : 0;
+    // the window [l0 - P, l0 - P + wid) of every x row, zero outside [0, L)
+    const int32_t w0 = l0 - c.p, lp = w0 < 0 ? -w0 : 0, in0 = w0 < 0 ? 0 : w0;
+    const int32_t in1 = w0 + wid > c.l ? c.l : w0 + wid, rp = wid - lp - (in1 - in0);
+    if (c.aligned) {
+      const int32_t a0 = in0 / 8 * 8, a1 = (in1 + 7) / 8 * 8 > c.l ? c.l : (in1 + 7) / 8 * 8;
+      kv_mtia_dma_in(d, raw, kv_mtia_rows(c.x + (uint64_t(b) * cin * c.l + a0) * 4, cin, (a1 - a0) * 4, int64_t(c.l) * 4));
+      kv_mtia_mlu_copy(d, raw, KV_CB_POP, (in0 - a0) * 4, cin, (in1 - in0) * 4, (a1 - a0) * 4, packed);
+    } else {
+      const uint64_t addr = c.x + uint64_t(b) * cin * c.l * 4, base = addr / 32 * 32;
+      const int64_t len = int64_t(addr - base) + int64_t(cin) * c.l * 4;
+      kv_mtia_dma_in(d, raw, kv_mtia_rows(base, 1, len, len));
+      kv_mtia_mlu_copy(d, raw, KV_CB_POP, int32_t(addr - base) + in0 * 4, cin, (in1 - in0) * 4, c.l * 4, packed);
     }
-    if (!c.aligned) {
-      const int64_t bytes = nsamp * cout * c.lout * 4;
-      kv_mtia_dma_out(d, kv_mtia_rows(c.y + uint64_t(t * c.unit) * cout * c.lout * 4, 1, bytes, bytes), stage,
-                      KV_CB_POP);
+    int cur = packed;
+    int32_t curw = in1 - in0;
+    if (lp > 0) {
+      kv_mtia_se_fill(d, zl, cin, lp, KV_F32, 0.0f);
+      kv_mtia_mlu_concat(d, zl, cur, KV_CB_POP, cin, lp * 4, curw * 4, padl);
+      cur = padl;
+      curw += lp;
     }
+    if (rp > 0) {
+      kv_mtia_se_fill(d, zr, cin, rp, KV_F32, 0.0f);
+      kv_mtia_mlu_concat(d, cur, zr, KV_CB_POP, cin, curw * 4, rp * 4, xp);
+    } else {
+      kv_mtia_mlu_copy(d, cur, KV_CB_POP, 0, 1, cin * wid * 4, cin * wid * 4, xp);
+    }
+    split(d, xp, s.hi, s.t16, s.t32, s.rem, s.lo, cin, wid);
+    for (int32_t k = 0; k < c.kw; ++k) {
+      const uint32_t keep = k + 1 < c.kw ? KV_CB_KEEP : KV_CB_POP;
+      kv_mtia_mlu_copy(d, s.hi, keep, k * 2, cin, lt * 2, wid * 2, bop[0]);
+      kv_mtia_mlu_copy(d, s.lo, keep, k * 2, cin, lt * 2, wid * 2, bop[1]);
+      int ah = amat[0][c.resident ? k : 0], al = amat[1][c.resident ? k : 0];
+      if (!c.resident) {
+        kv_mtia_dma_in_bcast(d, ah, kv_mtia_rows(c.ws + uint64_t(k * 2 * c.mstride), 1, mat, mat));
+        kv_mtia_dma_in_bcast(d, al, kv_mtia_rows(c.ws + uint64_t((k * 2 + 1) * c.mstride), 1, mat, mat));
+      }
+      const uint32_t a_last = c.resident ? KV_CB_KEEP : KV_CB_POP;
+      kv_mtia_dpe_load_b(d, bop[0], cin, lt, KV_BF16, KV_CB_POP);
+      kv_mtia_dpe_mm(d, ah, cout, cin, cin, acc, (k == 0 ? KV_MM_ZERO : 0u) | KV_CB_KEEP);
+      kv_mtia_dpe_mm(d, al, cout, cin, cin, acc, a_last);
+      kv_mtia_dpe_load_b(d, bop[1], cin, lt, KV_BF16, KV_CB_POP);
+      kv_mtia_dpe_mm(d, ah, cout, cin, cin, acc, a_last);
+    }
+  };
+  auto back = [&](int64_t i, int acc) {
+    kv_mtia_re_drain(d, acc, yt, KV_F32, KV_OP_COPY, -1, 0);
+    kv_mtia_se_binary(d, KV_OP_ADD, yt, KV_CB_POP, bias, KV_CB_KEEP, KV_Y_COL, yb, cout, lt, KV_F32, KV_F32);
+    if (c.aligned) {
+      const uint64_t at = c.y + (uint64_t(i / c.ntl) * cout * c.lout + int64_t(i % c.ntl) * lt) * 4;
+      kv_mtia_dma_out(d, kv_mtia_rows(at, cout, int64_t(lt) * 4, int64_t(c.lout) * 4), yb, KV_CB_POP);
+      return;
+    }
+    const int64_t u0 = i / c.unit * c.unit, parts = c.b - u0 < c.unit ? c.b - u0 : c.unit;
+    kv_mtia_mlu_pack(d, yb, KV_CB_POP, cout, lt, lt, 4, stage, int32_t(i - u0), int32_t(parts));
+    if (i - u0 == parts - 1) {
+      const int64_t bytes = parts * cout * c.lout * 4;
+      kv_mtia_dma_out(d, kv_mtia_rows(c.y + uint64_t(u0) * cout * c.lout * 4, 1, bytes, bytes), stage, KV_CB_POP);
+    }
+  };
+  for (int64_t i = i0; i < i1; ++i) {
+    front(i, accs[(i - i0) % nacc]);
+    if (nacc == 1) back(i, accs[0]);
+    else if (i > i0) back(i - 1, accs[(i - 1 - i0) % nacc]);
   }
+  if (nacc > 1) back(i1 - 1, accs[(i1 - 1 - i0) % nacc]);
 }
 
 }  // namespace
@@ -213,18 +224,19 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   const bool can_tile = c.l % 8 == 0 && c.lout % 8 == 0;
   const int64_t sunit = 8 / gcd64(cout * c.lout % 8 == 0 ? 8 : cout * c.lout % 8, 8);
   c.lt = 0;
-  for (; c.slots >= 1 && !c.lt; c.slots -= c.lt ? 0 : 1) {
-    for (int32_t lt = can_tile ? KVP_LT_MAX : c.lout; lt >= 1; lt = can_tile ? lt - 8 : 0) {
-      if (c.lout % lt != 0 || cin * lt * 2 > 65536 || cout * lt * 4 > 131072) continue;
+  for (int32_t lt = can_tile ? KVP_LT_MAX : c.lout; lt >= 1 && !c.lt; lt = can_tile ? lt - 8 : 0) {
+    if (c.lout % lt != 0 || cin * lt * 2 > 65536 || cout * lt * 4 > 131072) continue;
+    for (int32_t slots = KVP_SLOTS; slots >= 1; --slots) {  // a long tile first, then slots
       const int64_t wid = lt + c.kw - 1, xrow = can_tile ? wid + 16 : c.l + 16, xn = cin * wid;
       const int64_t need = (wn > xn ? wn : xn) * 14 + wn * 4 + rows * cin * 4 + 4 * cout +
-                           (cin * xrow * 4 + 64) * c.slots + 4 * cin * wid * 4 + cin * c.p * 4 +
-                           2 * cin * lt * 2 * c.slots + cout * lt * 4 * (1 + c.slots) +
-                           (can_tile ? 0 : sunit * cout * c.lout * 4 * c.slots);
+                           (cin * xrow * 4 + 64) * slots + 4 * cin * wid * 4 + cin * c.p * 4 +
+                           2 * cin * lt * 2 * slots + cout * lt * 4 * (1 + slots) +
+                           (can_tile ? 0 : sunit * cout * c.lout * 4 * slots);
       // 19 other buffers beside the 2 * Kw resident tap matrices, 32 per PE
       const bool resident = KVP_RESIDENT && 2 * c.kw + 19 <= 32 && need + mats * c.kw <= ls;
-      if (need + mats * (resident ? c.kw : c.slots) > ls) continue;
+      if (need + mats * (resident ? c.kw : slots) > ls) continue;
       c.lt = lt;
+      c.slots = slots;
       c.aligned = can_tile;
       c.resident = resident;
       break;
