@@ -92,7 +92,7 @@ TEST_F(SweepSpec, TorchBaselinesAreAutoOnOrOff) {
   EXPECT_EQ(off->torch_baselines, "off");
   auto bad = load_sweep(write(valid() + "evaluator:\n  torch_baselines: maybe\n"));
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("sweep.yaml:9: 'evaluator.torch_baselines' must be auto, on or off, got \"maybe\""),
+  EXPECT_NE(bad.error().message.find("sweep.yaml:8: 'evaluator.torch_baselines' must be auto, on or off, got \"maybe\""),
             std::string::npos)
       << bad.error().message;
 }
