@@ -6,6 +6,7 @@
 // bench/cuda_check.sh on the device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "common/paths.h"
@@ -16,16 +17,19 @@ namespace kevolve::testing {
 namespace {
 
 // The evaluator of `op` with the PyTorch baselines on; skips without PyTorch.
-std::unique_ptr<eval::evaluator> torch_evaluator(const spec::operator_spec& op, std::optional<bool> on = true) {
+std::unique_ptr<eval::evaluator> torch_evaluator(const spec::operator_spec& op, std::optional<bool> on = true,
+                                                 const std::string& variant = "") {
   eval::evaluator_options o = fast_options();
   o.torch_baselines = on;
-  auto e = eval::evaluator::create(op, "", o, machine_profile());
+  auto e = eval::evaluator::create(op, variant, o, machine_profile());
   EXPECT_TRUE(e.has_value()) << (e ? "" : e.error().message);
   return e ? std::move(*e) : nullptr;
 }
 
+// A correct candidate: the CPU example of the operator (knowledge/examples/cpu/) or, without one, its baseline.
 eval::verdict evaluate_baseline_source(eval::evaluator& e, const spec::operator_spec& op) {
-  auto source = read_file(op.baseline.source);
+  const auto example = data_root() / "knowledge/examples/cpu" / (op.name.substr(op.name.find('_') + 1) + ".cpp");
+  auto source = read_file(op.name.rfind("ts_", 0) == 0 ? example : op.baseline.source);
   EXPECT_TRUE(source.has_value());
   auto v = e.evaluate(source ? *source : "");
   EXPECT_TRUE(v.has_value()) << (v ? "" : v.error().message);
@@ -40,9 +44,12 @@ class TorchBaseline : public ::testing::Test {
   }
 };
 
-// Every starter operator's expression, at the small shapes of its ts_ copy:
-// eager is timed at every timed shape and agrees with the reference; the
-// candidate's fitness is still its speedup over the timed baseline.
+void check_variant(const spec::operator_spec& op, const std::string& variant);
+
+// Every starter operator's expression, at the small shapes of its ts_ copy
+// and in every dtype variant: eager is timed at every timed shape and agrees
+// with the reference; the candidate's fitness is still its speedup over the
+// timed baseline.
 class CatalogExpression : public TorchBaseline, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(CatalogExpression, EagerAgreesWithTheReferenceAndIsTimed) {
@@ -51,7 +58,14 @@ TEST_P(CatalogExpression, EagerAgreesWithTheReferenceAndIsTimed) {
   ASSERT_FALSE(catalog->torch.empty()) << GetParam() << " has no 'torch' expression";
   spec::operator_spec op = test_operator("ts_" + GetParam());
   op.torch = catalog->torch;
-  auto e = torch_evaluator(op);
+  for (const auto& variant : op.variants) {
+    SCOPED_TRACE(variant.name);
+    check_variant(op, variant.name);
+  }
+}
+
+void check_variant(const spec::operator_spec& op, const std::string& variant) {
+  auto e = torch_evaluator(op, true, variant);
   ASSERT_NE(e, nullptr);
   const eval::verdict v = evaluate_baseline_source(*e, op);
   ASSERT_EQ(v.result, eval::status::ok) << v.reason;
