@@ -335,7 +335,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     return sv;
   }
   {
-    phase_clock torch_clock(totals.phases, "PyTorch baselines (once per shape)");
+    phase_clock torch_clock(totals.phases, kTorchPhase);
     measure_torch_once(p);
   }
   if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);

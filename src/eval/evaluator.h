@@ -47,6 +47,11 @@ struct evaluator_options {
 class task_data;
 class backend;
 
+// The overhead phase of a verdict that holds the PyTorch baselines' time:
+// once per evaluator and shape, like building the evaluator, so a sweep does
+// not count it against the task's clock.
+inline constexpr const char* kTorchPhase = "PyTorch baselines (once per shape)";
+
 class evaluator {
  public:
   // The backend is `hardware.backend` (empty: cpu).

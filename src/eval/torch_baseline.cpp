@@ -56,7 +56,7 @@ side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::
   side_baseline b;
   const auto limit = mode == "compile" ? s.compile_timeout : s.eager_timeout;
   subprocess_options o = timeout_options(limit);
-  o.env = torch_environment(dir, s.threads);
+  o.env = torch_environment(s.python, dir, s.threads);
   o.cwd = dir.string();
   auto r = run_subprocess({s.python.string(), runner().string(), dir.string(), mode}, o);
   if (!r) {
@@ -104,10 +104,11 @@ side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::
 
 }  // namespace
 
-std::vector<std::string> torch_environment(const fs::path& dir, int threads) {
+std::vector<std::string> torch_environment(const fs::path& python, const fs::path& dir, int threads) {
   const std::string n = std::to_string(threads);
   const fs::path cache = cache_root() / "torch";
-  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + dir.string(),
+  const std::string bin = python.has_parent_path() ? python.parent_path().string() + ":" : "";
+  std::vector<std::string> env = {"PATH=" + bin + "/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + dir.string(),
                                   "TMPDIR=" + dir.string(), "OMP_NUM_THREADS=" + n,
                                   "TORCHINDUCTOR_CACHE_DIR=" + (cache / "inductor").string(),
                                   "TRITON_CACHE_DIR=" + (cache / "triton").string()};
@@ -128,7 +129,7 @@ std::string probe_torch(const fs::path& python, const std::string& device) {
   std::string why;
   auto dir = temp_dir::create("kevolve-torch-");
   subprocess_options o = timeout_options(std::chrono::seconds(120));
-  if (dir) o.env = torch_environment(dir->path(), 1);
+  if (dir) o.env = torch_environment(python, dir->path(), 1);
   auto r = dir ? run_subprocess({python.string(), runner().string(), dir->path().string(), "probe"}, o)
                : expected<subprocess_result>(tl::unexpected(dir.error()));
   if (!r) why = python.string() + " cannot be run: " + r.error().message;

@@ -35,9 +35,11 @@ struct torch_settings {
 // else why not. Probed once per interpreter and device in this process.
 std::string probe_torch(const std::filesystem::path& python, const std::string& device);
 
-// The environment of the runner: what PyTorch needs to find its libraries,
-// the GPU this process was given and its compile caches; nothing else.
-std::vector<std::string> torch_environment(const std::filesystem::path& dir, int threads);
+// The environment of the runner: what PyTorch needs to find its libraries
+// and tools (the interpreter's directory first on PATH), the GPU this
+// process was given and its compile caches; nothing else.
+std::vector<std::string> torch_environment(const std::filesystem::path& python, const std::filesystem::path& dir,
+                                           int threads);
 
 // "" when the outputs (one pointer per operator output, native dtype) match
 // the reference, else the first mismatch.

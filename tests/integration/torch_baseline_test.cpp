@@ -142,7 +142,8 @@ TEST_F(TorchBaseline, RunnerSeesNoSecrets) {
   ::unsetenv("OPENAI_API_KEY");
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(v.shapes.at(0).torch_eager.measured()) << v.shapes.at(0).torch_eager.note;
-  for (const auto& kv : eval::torch_environment("/tmp", 1)) EXPECT_EQ(kv.find("OPENAI_API_KEY"), std::string::npos) << kv;
+  for (const auto& kv : eval::torch_environment(python_executable(), "/tmp", 1))
+    EXPECT_EQ(kv.find("OPENAI_API_KEY"), std::string::npos) << kv;
 }
 
 // Off by default on the CPU; asked for without an expression, it says why.
