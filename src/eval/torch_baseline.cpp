@@ -167,7 +167,8 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
                                    {"max_sets", s.max_sets},         {"budget_seconds", s.budget_seconds},
                                    {"min_runs", s.min_runs},         {"inputs", tensors(inst.inputs, true)},
                                    {"outputs", tensors(inst.outputs, false)}, {"params", params}};
-  bool written = write_bytes(dir->path() / "manifest.json", manifest.dump().data(), manifest.dump().size());
+  const std::string text = manifest.dump();
+  bool written = write_bytes(dir->path() / "manifest.json", text.data(), text.size());
   for (size_t i = 0; i < inst.inputs.size() && written; ++i)
     written = write_bytes(dir->path() / ("in_" + std::to_string(i) + ".bin"), inputs[i], inst.inputs[i].bytes());
   if (!written) {

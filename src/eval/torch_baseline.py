@@ -125,9 +125,13 @@ def main():
         m = json.load(f)
     torch.set_num_threads(max(1, int(m["threads"])))
     if m["device"] == "cuda":
-        # fp32 operators: fp32 arithmetic, not TF32.
+        # The operators' arithmetic: fp32 products not rounded to TF32, and
+        # fp16/bf16 matmuls accumulated in fp32 (no reduced-precision split-K).
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+            if hasattr(torch.backends.cuda.matmul, flag):
+                setattr(torch.backends.cuda.matmul, flag, False)
     result = {"ok": False}
     try:
         args = [load_input(d, t, m["device"]) for t in m["inputs"]]
