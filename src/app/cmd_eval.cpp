@@ -26,6 +26,7 @@ int run_eval(const cli::eval_command& cmd) {
   o.call_timeout = std::chrono::milliseconds(cmd.timeout_ms);
   o.time_budget_seconds = cmd.budget_seconds;
   o.verify_trials = cmd.trials;
+  if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
 
   auto hw = cmd.backend == "cuda"       ? eval::cuda_hardware_profile(false)
             : cmd.backend == "mtia_emu" ? eval::mtia_hardware_profile()

@@ -147,6 +147,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!data) return tl::unexpected(data.error());
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
+  e->configure_torch();
 
   if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -332,6 +333,10 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     sv.result = status::skipped;
     sv.reason = b.error().message;
     return sv;
+  }
+  {
+    phase_clock torch_clock(totals.phases, kTorchPhase);
+    measure_torch_once(p);
   }
   if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
   worker_client& base = data_->baseline_worker();
@@ -521,6 +526,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  attach_torch(p, sv);
   if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
   const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;
