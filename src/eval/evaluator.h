@@ -34,6 +34,9 @@ struct evaluator_options {
   uint64_t memory_limit_bytes = uint64_t(2) << 30;  // heap a kernel may use
   double roofline_slack = 0.5;           // faster than slack * floor is impossible
   bool sandbox = true;
+  // Verify at every shape, time none (fitness stays 0): correctness checks
+  // on another device (the hip_on_cuda backend sets it).
+  bool verify_only = false;
 };
 
 class task_data;
@@ -70,6 +73,7 @@ class evaluator {
   std::unique_ptr<backend> backend_;  // compiles and runs candidates and the timed baseline
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
+  std::string cannot_run_;  // non-empty: the backend cannot run kernels here; verdicts are compile_only
   std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };

@@ -29,6 +29,8 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
           s.best_speedup = n.fitness;
           s.best_node = n.id;
         }
+      } else if (n.result == eval::status::compile_only) {
+        ++s.compile_only;
       } else {
         ++failures[eval::to_string(n.result)];
       }
@@ -59,7 +61,10 @@ std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
   std::vector<std::vector<std::string>> r = {{"task", "best speedup", "roofline", "evaluations", "correct",
                                               "to 90% of best", "failures", "time", "stopped because"}};
   for (const auto& t : s)
-    r.push_back({t.task, t.best_speedup > 0 ? fmt::format("{:.2f}x", t.best_speedup) : "-",
+    r.push_back({t.task,
+                 t.best_speedup > 0      ? fmt::format("{:.2f}x", t.best_speedup)
+                 : t.compile_only > 0    ? fmt::format("- ({} compile_only: not run)", t.compile_only)
+                                         : "-",
                  t.best_speedup > 0 ? fmt::format("{:.0f}%", t.best_roofline * 100) : "-", std::to_string(t.evaluations),
                  std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
                  t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
