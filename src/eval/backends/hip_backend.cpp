@@ -231,7 +231,8 @@ expected<compiled_kernel> hip_compiler::compile(const std::string& source, const
   compiled_kernel k;
   std::string flag_text;
   for (const auto& f : flags(libraries)) flag_text += f + " ";
-  k.hash = content_hash({source, flag_text, *tool});
+  const bool cuda_source = display_name.size() > 3 && display_name.substr(display_name.size() - 3) == ".cu";
+  k.hash = content_hash({source, flag_text, *tool, cuda_source ? "cuda_on_hip" : ""});
   const fs::path so = cache_dir_ / (k.hash + ".so");
   const fs::path meta = cache_dir_ / (k.hash + ".json");
   for (const auto& a : archs_) k.report.target += (k.report.target.empty() ? "" : ",") + a;
@@ -257,6 +258,8 @@ expected<compiled_kernel> hip_compiler::compile(const std::string& source, const
     std::ofstream(vers) << "{ global: kevolve_kernel; local: *; };\n";
   }
   std::vector<std::string> argv = {hipcc_};
+  // Trusted CUDA baselines (.cu) compile for AMD through the CUDA-runtime-on-HIP header.
+  if (cuda_source) argv.push_back("-I" + (data_root() / "src" / "abi" / "cuda_on_hip").string());
   for (const auto& f : flags(libraries))
     if (f.rfind("-l", 0) != 0) argv.push_back(f);
   for (const std::string& f : {"-Wl,--version-script=" + vers.string(), std::string("-Wl,--no-undefined"), src.string(),

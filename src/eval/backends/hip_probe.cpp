@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 expected<spec::hardware_profile> hip_hardware_profile(bool remeasure) {
   if (!hip_cannot_run_here().empty()) {
     auto hw = spec::load_hardware_profile(data_root() / "config" / "hardware" / "mi300x.yaml");
-    if (hw) hw->model += "; no AMD GPU here (" + hip_cannot_run_here() + "): compile_only";
+    if (hw) hw->model += "; " + hip_cannot_run_here() + ": compile_only";
     return hw;
   }
   const fs::path exe = hip_probe_executable();
