@@ -89,8 +89,14 @@ std::string summary_text(const std::vector<task_summary>& s) {
   std::string out = text_table(rows(s));
   int beaten = 0;
   for (const auto& t : s) beaten += t.best_speedup > 1.0;
-  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,
-                     s.size(), geomean_best_speedup(s));
+  int64_t compile_only = 0;
+  for (const auto& t : s) compile_only += t.compile_only;
+  const double g = geomean_best_speedup(s);
+  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {}\n", beaten, s.size(),
+                     g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+  if (compile_only > 0)
+    out += fmt::format("{} kernels were compile_only: compiled and checked for a device no evaluator has, never run, "
+                       "no speedup\n", compile_only);
   return out;
 }
 
@@ -112,15 +118,16 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
 }
 
 std::string summary_csv(const std::vector<task_summary>& s) {
-  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason\n";
+  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only\n";
   auto q = [](const std::string& x) {
     std::string y = "\"";
     for (char c : x) y += c == '"' ? std::string("\"\"") : std::string(1, c);
     return y + "\"";
   };
   for (const auto& t : s)
-    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{}\n", q(t.task), q(t.baseline), t.best_speedup, t.best_roofline,
-                       t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds, q(t.stop_reason));
+    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}\n", q(t.task), q(t.baseline), t.best_speedup,
+                       t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
+                       q(t.stop_reason), t.compile_only);
   return out;
 }
 
