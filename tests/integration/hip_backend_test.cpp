@@ -159,6 +159,35 @@ TEST(HipEvaluator, WithoutAnAmdGpuTheVerdictIsCompileOnlyAndNeverASpeedup) {
   EXPECT_EQ(eval::to_string(bad->result), std::string("compile_failed"));
 }
 
+// The mode the hip_on_cuda backend runs in, on the CPU backend: every shape
+// verified (a wrong kernel still fails), nothing timed, no fitness.
+TEST(VerifyOnly, ChecksEveryShapeAndTimesNone) {
+  auto op = spec::load_operator(spec::default_operator_dir() / "softmax.yaml");
+  ASSERT_TRUE(op.has_value());
+  auto o = fast_options();
+  o.verify_only = true;
+  auto ev = eval::evaluator::create(*op, "fp32", o, machine_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto good = read_file(data_root() / "knowledge" / "examples" / "cpu" / "softmax.cpp");
+  ASSERT_TRUE(good.has_value());
+  auto v = (*ev)->evaluate(*good);
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+  EXPECT_EQ(v->fitness, 0.0);
+  ASSERT_EQ(v->shapes.size(), op->shapes.size() + op->holdout_shapes.size());
+  for (const auto& s : v->shapes) {
+    EXPECT_EQ(s.candidate.runs, 0) << s.shape;
+    EXPECT_GT(s.trials, 0) << s.shape;
+  }
+  std::string wrong = *good;
+  const std::string sig = "extern \"C\" int kevolve_kernel(const kv_args* a) {";
+  ASSERT_NE(wrong.find(sig), std::string::npos);
+  wrong.replace(wrong.find(sig), sig.size(), sig + " if (a->outputs[0].dims[0] > 0) return 0;");
+  auto w = (*ev)->evaluate(wrong);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(eval::to_string(w->result), std::string("wrong_result"));
+}
+
 // ---- an NVIDIA GPU: the HIP-on-CUDA path ---------------------------------------
 
 TEST(HipOnCudaDevice, WaveSizeIsCudasAndWrongKernelsFail) {
