@@ -153,6 +153,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!data) return tl::unexpected(data.error());
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
+  e->configure_torch();
 
   if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -233,6 +234,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
     phase_clock stop_clock(totals.phases, "stop worker");
     (*cand)->shutdown();
   }
+  if (baseline_error_) return tl::unexpected(*baseline_error_);
   if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
   if (options_.verify_only && v.result == status::ok)
     v.reason = std::string("verified only, never timed") +
@@ -344,6 +346,16 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     sv.reason = r.error().message;
     return sv;
   }
+  if (auto b = check_timed_baseline(p, totals); !b) {
+    baseline_error_ = b.error();
+    sv.result = status::skipped;
+    sv.reason = b.error().message;
+    return sv;
+  }
+  {
+    phase_clock torch_clock(totals.phases, kTorchPhase);
+    measure_torch_once(p);
+  }
   if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
   worker_client& base = data_->baseline_worker();
   const uint32_t sets = uint32_t(ps.buf.num_sets);
@@ -360,6 +372,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   if (!wc.ok()) return failed_call(sv, wc, "warm-up");
   cand_reported += sum_seconds(wc.ns);
   cand_calls += uint32_t(wc.ns.size());
+  int cand_requests = 1;
   auto wb = base.time(0, 0, sets, timeout * sets);
   totals.kernel_seconds += wb.wall_seconds;
   if (!wb.ok()) {
@@ -425,6 +438,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     }
     cand_reported += reported;
     cand_calls += uint32_t(oc.ns.size());
+    ++cand_requests;
     cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
     next_c += reps;
   }
@@ -443,12 +457,17 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     return sv;
   }
   const double cpu_used = cpu_after - cpu_before;
-  const double cpu_bound = threads * (cand_reported + cand_calls * (ws_poison_s + 5e-6)) * 1.25 + 0.03;
+  // A GPU worker also copies one input set to the device and one back per
+  // timed request (pageable memory: the host CPU does the staging).
+  const double host_threads = backend_->kernel_runs_on_host_threads() ? threads : 1.0;
+  const double cpu_bound =
+      host_threads * (cand_reported + cand_calls * (ws_poison_s + backend_->host_seconds_per_call())) * 1.25 +
+      cand_requests * backend_->copy_allowance_seconds(set_bytes) + 0.03;
   if (cpu_used > cpu_bound) {
     sv.result = status::suspicious;
     sv.reason = "the kernel's process used " + std::to_string(cpu_used * 1e3) + " ms of CPU while its timed calls took " +
-                std::to_string(cand_reported * 1e3) + " ms on " + std::to_string(threads) +
-                " threads: work hidden from the timer";
+                std::to_string(cand_reported * 1e3) + " ms in " + std::to_string(cand_calls) + " calls on " +
+                std::to_string(int(host_threads)) + " host threads: work hidden from the timer";
     return sv;
   }
 
@@ -486,6 +505,31 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   return judge_times(p, std::move(sv));
 }
 
+// Once per shape, on set 0 (verified, so its reference is known), with
+// poisoned outputs: a timed baseline that computes something else would skew
+// every speedup. On the CPU at shapes where the baseline stands in for the
+// reference, it is the reference.
+expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
+  if (baseline_checked_.count(p)) return {};
+  const problem_state& ps = data_->problem(p);
+  if (ps.baseline_is_reference && std::string(backend_->name()) == "cpu") return {};
+  auto ref = data_->reference(p, 0);
+  if (!ref) return tl::unexpected(ref.error());
+  data_->poison_baseline_outputs(p, 0, 0xFF);
+  auto out = data_->baseline_worker().call(0, 0, options_.call_timeout);
+  totals.kernel_seconds += out.wall_seconds;
+  const std::string what = op_.file.string() + ": the timed baseline of operator '" + op_.name + "' (" + baseline_name_ + ")";
+  if (!out.ok()) return make_error(errc::invalid_input, what + " failed at shape '" + ps.inst.shape_name + "': " + out.detail);
+  const auto check = data_->compare_baseline_outputs(p, 0, **ref);
+  if (!check.result.ok)
+    return make_error(errc::invalid_input, what + " disagrees with the reference at shape '" + ps.inst.shape_name + "': " +
+                                               std::to_string(check.result.mismatches) + " of " +
+                                               std::to_string(check.elements) + " elements wrong; first " +
+                                               check.result.first_mismatch);
+  baseline_checked_.insert(p);
+  return {};
+}
+
 shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   const problem_state& ps = data_->problem(p);
   double call_bytes = double(ps.inst.workspace_bytes);
@@ -500,6 +544,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  attach_torch(p, sv);
   if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
   const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;

@@ -382,14 +382,17 @@ expected<const reference_result*> task_data::reference(size_t p, int s) {
   return &(ref_cache_[key] = std::move(rr));
 }
 
-task_data::output_check task_data::compare_outputs(size_t p, int s, const reference_result& ref) const {
-  const problem_state& ps = problems_[p];
-  output_check check;
+namespace {
+
+template <typename At>
+task_data::output_check compare_all(const problem_state& ps, const spec::operator_spec& op, const reference_result& ref,
+                                    At at) {
+  task_data::output_check check;
   for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
     const auto& o = ps.inst.outputs[i];
-    const spec::tolerance tol = spec::is_float(o.type) ? op_->tolerances.at(o.type) : spec::tolerance{};
-    compare_result r = compare_tensor(o.name, at_a(ps.buf.cand_out[size_t(s)][i]), o.type, ref.outputs[i].data(),
-                                      ref.types[i], o.numel(), tol, ref.tol_scale);
+    const spec::tolerance tol = spec::is_float(o.type) ? op.tolerances.at(o.type) : spec::tolerance{};
+    compare_result r = compare_tensor(o.name, at(i), o.type, ref.outputs[i].data(), ref.types[i], o.numel(), tol,
+                                      ref.tol_scale);
     r.max_abs_error = std::max(r.max_abs_error, check.result.max_abs_error);
     r.max_error_ratio = std::max(r.max_error_ratio, check.result.max_error_ratio);
     check.result = r;
@@ -397,6 +400,29 @@ task_data::output_check task_data::compare_outputs(size_t p, int s, const refere
     if (!r.ok) break;
   }
   return check;
+}
+
+}  // namespace
+
+task_data::output_check task_data::compare_outputs(size_t p, int s, const reference_result& ref) const {
+  const problem_state& ps = problems_[p];
+  return compare_all(ps, *op_, ref, [&](size_t i) { return at_a(ps.buf.cand_out[size_t(s)][i]); });
+}
+
+void task_data::poison_baseline_outputs(size_t p, int s, uint8_t poison) {
+  const problem_state& ps = problems_[p];
+  for (size_t i = 0; i < ps.inst.outputs.size(); ++i)
+    std::memset(at_b(ps.buf.base_out[size_t(s)][i]), poison, ps.inst.outputs[i].bytes());
+}
+
+task_data::output_check task_data::compare_baseline_outputs(size_t p, int s, const reference_result& ref) const {
+  const problem_state& ps = problems_[p];
+  return compare_all(ps, *op_, ref, [&](size_t i) { return at_b(ps.buf.base_out[size_t(s)][i]); });
+}
+
+task_data::output_check task_data::compare_outside_outputs(size_t p, const std::vector<const char*>& outs,
+                                                           const reference_result& ref) const {
+  return compare_all(problems_[p], *op_, ref, [&](size_t i) { return outs.at(i); });
 }
 
 expected<void> task_data::validate_baseline(const spec::operator_spec& op) {

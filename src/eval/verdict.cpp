@@ -20,6 +20,14 @@ nlohmann::json kernels_json(const std::vector<gpu_kernel_resources>& ks) {
 nlohmann::json timing_json(const timing_stats& t) {
   return {{"runs", t.runs}, {"median_s", t.median_s}, {"p10_s", t.p10_s}, {"p90_s", t.p90_s}, {"spread", t.spread()}};
 }
+// Present when measured or when there is a note on why not.
+void side_json(nlohmann::json& j, const char* key, const side_baseline& b) {
+  if (!b.measured() && b.note.empty()) return;
+  nlohmann::json o = b.measured() ? timing_json(b.time) : nlohmann::json::object();
+  if (b.measured()) o["speedup"] = b.speedup;
+  if (!b.note.empty()) o["note"] = b.note;
+  j[key] = std::move(o);
+}
 }  // namespace
 
 nlohmann::json to_json(const verdict& v) {
@@ -46,6 +54,8 @@ nlohmann::json to_json(const verdict& v) {
       j["bottleneck"] = s.bottleneck;
       j["roofline_gbs"] = s.roofline_gbs;
       if (!s.profile.empty()) j["profile"] = s.profile;
+      side_json(j, "torch_eager", s.torch_eager);
+      side_json(j, "torch_compile", s.torch_compile);
     }
     shapes.push_back(std::move(j));
   }

@@ -90,6 +90,8 @@ json summary_json(const task_summary& s, const store::task_record& t) {
           {"baseline", s.baseline},
           {"best_speedup", s.best_speedup},
           {"best_roofline_fraction", s.best_roofline},
+          {"best_vs_torch_eager", s.best_vs_eager},
+          {"best_vs_torch_compile", s.best_vs_compile},
           {"evaluations", s.evaluations},
           {"correct", s.correct},
           {"evaluations_to_90pct", s.evaluations_to_90pct},
@@ -135,7 +137,7 @@ json measurements_json(const store::task_record& t) {
   for (const auto& m : t.measurements)
     rows.push_back({m.node, m.shape, m.holdout, m.status, m.max_abs_error, m.candidate_median_s, m.candidate_p10_s,
                     m.candidate_p90_s, m.baseline_median_s, m.speedup, m.achieved_gbs, m.achieved_gflops,
-                    m.roofline_fraction, m.bottleneck});
+                    m.roofline_fraction, m.bottleneck, m.torch_eager_median_s, m.torch_compile_median_s});
   return rows;
 }
 
@@ -262,7 +264,7 @@ json report_data(const store::sweep_record& r, const std::string& store_name) {
           {"measurement_fields",
            {"node", "shape", "holdout", "status", "max_abs_error", "candidate_median_s", "candidate_p10_s",
             "candidate_p90_s", "baseline_median_s", "speedup", "achieved_gbs", "achieved_gflops", "roofline_fraction",
-            "bottleneck"}},
+            "bottleneck", "torch_eager_median_s", "torch_compile_median_s"}},
           {"tasks_beating_baseline", beaten},
           {"geomean_speedup", geomean_best_speedup(summaries)},
           {"rooflines", rooflines},

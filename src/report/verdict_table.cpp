@@ -3,6 +3,7 @@
 #include "report/text_table.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +17,24 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
+namespace {
+
+// "1.20 ms (2.05x)": its time and the candidate's speedup over it.
+std::string side_cell(const eval::side_baseline& b) {
+  return b.measured() ? fmt::format("{} ({:.2f}x)", format_seconds(b.time.median_s), b.speedup) : "-";
+}
+
+// Why a PyTorch baseline has no time, once per distinct reason.
+std::string side_notes(const eval::verdict& v) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const auto& s : v.shapes)
+    for (const auto& [what, b] : {std::pair{"torch eager", &s.torch_eager}, std::pair{"torch.compile", &s.torch_compile}})
+      if (!b->note.empty() && seen.insert(b->note).second) out += fmt::format("{} at {}: {}\n", what, s.shape, b->note);
+  return out;
+}
+
+}  // namespace
 
 std::string verdict_table(const eval::verdict& v) {
   std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
@@ -46,6 +65,11 @@ std::string verdict_table(const eval::verdict& v) {
   if (!v.shapes.empty()) {
     std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
                                                    "GB/s", "GFLOP/s", "roofline", "bottleneck"}};
+    // A column per PyTorch baseline that has a time at some shape.
+    bool eager = false, compiled = false;
+    for (const auto& s : v.shapes) eager |= s.torch_eager.measured(), compiled |= s.torch_compile.measured();
+    if (compiled) rows[0].insert(rows[0].begin() + 6, "torch.compile");
+    if (eager) rows[0].insert(rows[0].begin() + 6, "torch eager");
     for (const auto& s : v.shapes) {
       const bool timed = !s.holdout && s.candidate.runs > 0;
       rows.push_back({s.shape + (s.holdout ? " (holdout)" : ""), eval::to_string(s.result),
@@ -55,8 +79,11 @@ std::string verdict_table(const eval::verdict& v) {
                       timed ? fmt::format("{:.2f}x", s.speedup) : "-", timed ? fmt::format("{:.1f}", s.achieved_gbs) : "-",
                       timed ? fmt::format("{:.1f}", s.achieved_gflops) : "-",
                       timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
+      if (compiled) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_compile));
+      if (eager) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_eager));
     }
     out += text_table(rows) + "\n";
+    out += side_notes(v);
     for (const auto& s : v.shapes)
       if (!s.profile.empty()) out += fmt::format("profile {}: {}\n", s.shape, s.profile);
   }

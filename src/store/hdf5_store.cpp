@@ -62,8 +62,13 @@ H5::CompType node_type(bool with_rank = true) {
   return t;
 }
 
-H5::CompType measurement_type() {
+// `with_torch`: schema 4 and later.
+H5::CompType measurement_type(bool with_torch = true) {
   H5::CompType t(sizeof(measurement_row));
+  if (with_torch) {
+    KEVOLVE_MEMBER(t, measurement_row, torch_eager_median_s, NATIVE_DOUBLE);
+    KEVOLVE_MEMBER(t, measurement_row, torch_compile_median_s, NATIVE_DOUBLE);
+  }
   KEVOLVE_MEMBER(t, measurement_row, node, NATIVE_INT64);
   KEVOLVE_MEMBER(t, measurement_row, holdout, NATIVE_INT32);
   KEVOLVE_MEMBER(t, measurement_row, max_abs_error, NATIVE_DOUBLE);
@@ -295,7 +300,9 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   tables.context.resize(length_of(cds, where + "/context"));
   if (!tables.context.empty()) cds.read(tables.context.data(), H5::PredType::NATIVE_INT64);
   step = where + "/measurements";
-  tables.measurements = read_table<measurement_row>(g, where, "measurements", measurement_type());
+  tables.measurements = read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4));
+  if (version < 4)
+    for (auto& m : tables.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
 
   step = where + "/text";
   blob_reader text(g, where, "text");

@@ -2,10 +2,11 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 3 (also in src/store/README.md):
+// Layout, schema_version 4 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          3; 2 is read too (no llm tables), and 1
+//     schema_version   int32          4; 3 is read too (no PyTorch times), 2
+//                                     (no llm tables either), and 1
 //                                     (no llm tables, no node ranks, no /ranks)
 //     kevolve_version  string         (all strings: scalar, variable-length UTF-8)
 //     config_yaml      string         the sweep's config, verbatim
@@ -40,6 +41,8 @@
 //     node int64; holdout int32 (0/1); max_abs_error, candidate_median_s,
 //     candidate_p10_s, candidate_p90_s, baseline_median_s, speedup,
 //     achieved_gbs, achieved_gflops, roofline_fraction double;
+//     torch_eager_median_s, torch_compile_median_s double (schema 4; 0: not
+//     measured);
 //     shape_offset, shape_length, status_offset, status_length,
 //     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`).
 //   /tasks/<i>/llm            compound[e], one row per LLM request of the llm

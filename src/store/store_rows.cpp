@@ -60,6 +60,8 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     w.achieved_gbs = m.achieved_gbs;
     w.achieved_gflops = m.achieved_gflops;
     w.roofline_fraction = m.roofline_fraction;
+    w.torch_eager_median_s = m.torch_eager_median_s;
+    w.torch_compile_median_s = m.torch_compile_median_s;
     w.shape_offset = append_text(m.shape);
     w.shape_length = m.shape.size();
     w.status_offset = append_text(m.status);
@@ -142,6 +144,8 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
     m.achieved_gbs = w.achieved_gbs;
     m.achieved_gflops = w.achieved_gflops;
     m.roofline_fraction = w.roofline_fraction;
+    m.torch_eager_median_s = w.torch_eager_median_s;
+    m.torch_compile_median_s = w.torch_compile_median_s;
     if (!text.get(w.shape_offset, w.shape_length, owner + " shape", m.shape, error) ||
         !text.get(w.status_offset, w.status_length, owner + " status", m.status, error) ||
         !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error))

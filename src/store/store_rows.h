@@ -30,6 +30,7 @@ struct measurement_row {
   int32_t holdout;
   double max_abs_error, candidate_median_s, candidate_p10_s, candidate_p90_s, baseline_median_s, speedup,
       achieved_gbs, achieved_gflops, roofline_fraction;
+  double torch_eager_median_s, torch_compile_median_s;  // schema 4
   uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
 };
 

@@ -16,7 +16,9 @@ namespace kevolve::store {
 // are still read (ranks unknown: -1, no rank table).
 // 3: tasks gain `llm` and `llm_text` (the LLM exchanges of their nodes).
 // Versions 1 and 2 are still read (no exchanges).
-constexpr int kSchemaVersion = 3;
+// 4: measurements gain torch_eager_median_s and torch_compile_median_s (the
+// PyTorch baselines). Versions 1 to 3 are still read (0: not measured).
+constexpr int kSchemaVersion = 4;
 constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
@@ -35,6 +37,8 @@ struct shape_measurement {
   double achieved_gflops = 0.0;
   double roofline_fraction = 0.0;
   std::string bottleneck;
+  double torch_eager_median_s = 0.0;    // PyTorch eager of the operator's `torch` expression; 0: not measured
+  double torch_compile_median_s = 0.0;  // the same under torch.compile
 };
 
 // One request of the llm synthesizer for one node: what was sent, what came

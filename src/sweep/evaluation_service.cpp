@@ -62,7 +62,8 @@ task_evaluators::~task_evaluators() = default;
 expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_request& r) {
   const eval_settings& s = r.settings;
   const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
-                          "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed);
+                          "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed) +
+                          "|" + std::to_string(s.torch_baselines);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if ((*it)->key == key) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -91,6 +92,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   eo.time_budget_seconds = s.budget_seconds;
   eo.call_timeout = std::chrono::milliseconds(s.timeout_ms);
   eo.verify_trials = s.trials;
+  if (s.torch_baselines >= 0) eo.torch_baselines = s.torch_baselines == 1;
   // Free the least recently used evaluator before building a new one: each
   // may hold gigabytes of inputs.
   while (cache_.size() >= cache_size_) cache_.pop_back();
@@ -126,7 +128,10 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     return finish();
   }
   out.status = eval::to_string(v->result);
-  const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count();
+  // Nor measuring the PyTorch baselines, once per shape and evaluator.
+  const auto torch = v->overhead_phases.find(eval::kTorchPhase);
+  const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count() -
+                            (torch != v->overhead_phases.end() ? torch->second : 0.0);
   out.fitness = v->fitness;
   out.reason = v->reason;
   if (v->result == eval::status::compile_failed) out.reason += "\n" + v->compile.diagnostics.substr(0, 4000);
@@ -142,6 +147,8 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     m.candidate_p10_s = s.candidate.p10_s;
     m.candidate_p90_s = s.candidate.p90_s;
     m.baseline_median_s = s.baseline.median_s;
+    m.torch_eager_median_s = s.torch_eager.time.median_s;
+    m.torch_compile_median_s = s.torch_compile.time.median_s;
     m.speedup = s.speedup;
     m.achieved_gbs = s.achieved_gbs;
     m.achieved_gflops = s.achieved_gflops;

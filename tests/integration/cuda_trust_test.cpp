@@ -313,6 +313,16 @@ TEST_F(CudaTrust, Row16FasterThanTheRooflineIsSuspicious) {
   EXPECT_EQ(v.result, status::suspicious) << v.reason;
   EXPECT_NE(v.reason.find("faster than physically possible"), std::string::npos) << v.reason;
 }
+// A wrong cuda_baseline is caught before its time is used.
+TEST_F(CudaTrust, WrongTimedBaselineIsAnError) {
+  auto e = eval::evaluator::create(test_operator("t_softmax_wrong_cuda_baseline"), "fp32", options(), *hw_);
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  auto v = (*e)->evaluate(kernel_source("cheats/cuda/honest_softmax.cu"));
+  ASSERT_FALSE(v.has_value()) << "timed against a wrong baseline: " << eval::to_string(v->result) << " " << v->reason;
+  EXPECT_NE(v.error().message.find("disagrees with the reference at shape 'rows_1024'"), std::string::npos)
+      << v.error().message;
+}
+
 TEST_F(CudaTrust, Row19HungKernelTimesOutAndTheNextOneRuns) {
   expect("r19_hang.cu", status::timeout, "killed");
   const eval::verdict v = run(ev_, "honest_softmax.cu");

@@ -97,6 +97,18 @@ TEST(MtiaBackend, OperatorWithoutMtiaBaselineIsRefusedWithItsKey) {
   EXPECT_NE(ev.error().message.find("mtia_baseline"), std::string::npos) << ev.error().message;
 }
 
+// A wrong mtia_baseline (ReLU for GELU) is caught before its time is used.
+TEST(MtiaBackend, WrongTimedBaselineIsAnError) {
+  auto ev = eval::evaluator::create(test_operator("ts_bias_gelu_wrong_baselines"), "fp32", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(example("bias_gelu"));
+  ASSERT_FALSE(v.has_value()) << "timed against a wrong baseline: " << eval::to_string(v->result) << " " << v->reason;
+  EXPECT_NE(v.error().message.find("timed baseline of operator 'ts_bias_gelu_wrong_baselines' (mtia_emu"),
+            std::string::npos)
+      << v.error().message;
+  EXPECT_NE(v.error().message.find("disagrees with the reference"), std::string::npos) << v.error().message;
+}
+
 // Every example in knowledge/examples/mtia_emu passes at the small shapes.
 class MtiaExamples : public ::testing::TestWithParam<std::string> {};
 TEST_P(MtiaExamples, PassTheEvaluator) {
@@ -108,7 +120,18 @@ TEST_P(MtiaExamples, PassTheEvaluator) {
   ASSERT_TRUE(v.has_value()) << v.error().message;
   EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
 }
-INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu"));
+INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu",
+                                                              "bucketize", "feature_hash"));
+
+// kv_mtia_lm_gather reads only its table: an index past it fails the run.
+TEST(MtiaBackend, GatherPastItsTableFailsTheRun) {
+  auto ev = eval::evaluator::create(test_operator("ts_bucketize"), "", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(kernel_source("cheats/mtia_emu/gather_past_table.cpp"));
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  EXPECT_EQ(eval::to_string(v->result), std::string("runtime_failed")) << v->reason;
+  EXPECT_NE(v->reason.find("outside the table"), std::string::npos) << v->reason;
+}
 
 }  // namespace
 }  // namespace kevolve::testing

@@ -3,6 +3,7 @@
 // rejected with the right status and a reason. The control kernel passes.
 #include <gtest/gtest.h>
 
+#include "common/paths.h"
 #include "support/test_env.h"
 
 namespace kevolve::testing {
@@ -200,6 +201,20 @@ TEST_F(TrustTest, SameKernelAndSeedGiveTheSameVerification) {
   ASSERT_TRUE(third.has_value());
   const eval::verdict c = run(third->get(), "softmax_good.cpp");
   EXPECT_NE(a.shapes[0].max_abs_error, c.shapes[0].max_abs_error);
+}
+
+// The timed baseline is checked against the reference at every timed shape
+// before its time is used: this one is right at the holdout shapes (checked
+// when the evaluator starts) but drops the bias above 100,000 elements.
+TEST(TimedBaseline, WrongAtATimedShapeIsAnErrorNamingTheShape) {
+  auto ev = eval::evaluator::create(test_operator("ts_bias_gelu_wrong_baselines"), "fp32", fast_options(),
+                                    machine_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(read_file(data_root() / "knowledge" / "examples" / "cpu" / "bias_gelu.cpp").value());
+  ASSERT_FALSE(v.has_value()) << "timed against a wrong baseline: " << eval::to_string(v->result) << " " << v->reason;
+  EXPECT_NE(v.error().message.find("timed baseline"), std::string::npos) << v.error().message;
+  EXPECT_NE(v.error().message.find("disagrees with the reference at shape 'rows_1024'"), std::string::npos)
+      << v.error().message;
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ enum class cmd_kind : uint8_t {
 // Intrinsic ids (command::op), for looped-instruction grouping.
 enum op_id : uint8_t {
   op_none = 0, op_dma_in, op_dma_out, op_gather, op_load_b, op_mm, op_drain, op_send, op_recv, op_minmax,
-  op_se, op_vec, op_row_accum, op_transpose, op_copy, op_concat, op_pop
+  op_se, op_vec, op_row_accum, op_transpose, op_copy, op_concat, op_pop, op_int, op_cmp, op_lm_gather
 };
 
 // A reference to a command: PE and index in that PE's trace.

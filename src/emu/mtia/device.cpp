@@ -55,6 +55,19 @@ int t_concat(kv_mtia_device* d, int32_t a, int32_t b, uint32_t f, int32_t r, int
   return impl(d)->mlu_concat(a, b, f, r, arb, brb, o);
 }
 
+int t_int_op(kv_mtia_device* d, int32_t v, int32_t op, int32_t x, uint32_t xf, int32_t y, uint32_t yf, int32_t o,
+             int32_t n, int32_t dt, uint64_t imm) {
+  return impl(d)->int_op(v != 0, op, x, xf, y, yf, o, n, dt, imm);
+}
+int t_cmp(kv_mtia_device* d, int32_t v, int32_t c, int32_t x, uint32_t xf, int32_t y, uint32_t yf, int32_t o, int32_t n,
+          int32_t dt) {
+  return impl(d)->cmp(v != 0, c, x, xf, y, yf, o, n, dt);
+}
+int t_lm_gather(kv_mtia_device* d, int32_t v, int32_t t, uint32_t tf, int32_t te, int32_t dt, int32_t i, uint32_t idf,
+                int32_t o, int32_t n, int32_t off) {
+  return impl(d)->lm_gather(v != 0, t, tf, te, dt, i, idf, o, n, off);
+}
+
 }  // namespace
 
 device::device(params p) : p_(std::move(p)) {
@@ -68,7 +81,7 @@ device::device(params p) : p_(std::move(p)) {
   }
   api_ = kv_mtia_api{KV_MTIA_API_VERSION, sizeof(kv_mtia_api), t_launch, t_query, t_cb_alloc, t_cb_pop, t_loop,
                      t_barrier, t_dma_in, t_dma_out, t_gather, t_acc, t_load_b, t_mm, t_drain, t_send, t_recv,
-                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat};
+                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather};
   handle_.api = &api_;
   handle_.impl = this;
   const std::string bad = validate(p_);

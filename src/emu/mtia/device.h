@@ -76,6 +76,13 @@ class device {
                int32_t cb_out);
   int mlu_concat(int32_t cb_a, int32_t cb_b, uint32_t flags, int32_t rows, int32_t a_row_bytes, int32_t b_row_bytes,
                  int32_t cb_out);
+  // integer ops, compares, local-memory gather (int_vec.cpp)
+  int int_op(bool on_vec, int32_t op, int32_t cb_x, uint32_t x_flags, int32_t cb_y, uint32_t y_flags, int32_t cb_out,
+             int32_t n, int32_t dtype, uint64_t imm);
+  int cmp(bool on_vec, int32_t cmp, int32_t cb_x, uint32_t x_flags, int32_t cb_y, uint32_t y_flags, int32_t cb_out,
+          int32_t n, int32_t in_dtype);
+  int lm_gather(bool on_vec, int32_t cb_table, uint32_t table_flags, int32_t table_elems, int32_t dtype,
+                int32_t cb_idx, uint32_t idx_flags, int32_t cb_out, int32_t n, int32_t offset);
 
  private:
   // error handling: the first error is sticky

@@ -8,7 +8,10 @@
 namespace kevolve::emu::mtia {
 
 namespace {
-uint64_t round_up(uint64_t v, uint64_t g) { return (v + g - 1) / g * g; }
+// v mod g and v rounded up to a multiple of g; a mask when g is a power of
+// two (the profiles' alignment and granule), a division otherwise.
+uint64_t mod(uint64_t v, uint64_t g) { return (g & (g - 1)) == 0 ? v & (g - 1) : v % g; }
+uint64_t round_up(uint64_t v, uint64_t g) { return (g & (g - 1)) == 0 ? (v + g - 1) & ~(g - 1) : (v + g - 1) / g * g; }
 std::string hex(uint64_t v) {
   char b[24];
   std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -23,7 +26,7 @@ int device::check_view(const kv_mtia_view& v, const char* what, level* lvl, uint
                                      std::to_string(v.rows) + " x " + std::to_string(v.row_bytes) + " stride " +
                                      std::to_string(v.stride_bytes));
   const uint64_t align = static_cast<uint64_t>(p_.dma_align_bytes);
-  if (align > 1 && (v.addr % align != 0 || (v.rows > 1 && uint64_t(v.stride_bytes) % align != 0)))
+  if (align > 1 && (mod(v.addr, align) != 0 || (v.rows > 1 && mod(uint64_t(v.stride_bytes), align) != 0)))
     return fail(KV_MTIA_ERR_ALIGN, at() + "address " + hex(v.addr) + " and stride " + std::to_string(v.stride_bytes) +
                                        " must be multiples of " + std::to_string(align) + " bytes on " + p_.name);
   const uint64_t extent = uint64_t(v.rows - 1) * uint64_t(v.stride_bytes) + uint64_t(v.row_bytes);
@@ -32,8 +35,8 @@ int device::check_view(const kv_mtia_view& v, const char* what, level* lvl, uint
     return fail(KV_MTIA_ERR_ADDRESS, at() + "[" + hex(v.addr) + ", +" + std::to_string(extent) +
                                          ") is not inside one device allocation");
   const uint64_t g = static_cast<uint64_t>(p_.dma_granule_bytes);
-  const uint64_t per_row = uint64_t(v.stride_bytes) % g == 0 || v.rows == 1
-                               ? round_up(uint64_t(v.row_bytes) + v.addr % g, g)
+  const uint64_t per_row = mod(uint64_t(v.stride_bytes), g) == 0 || v.rows == 1
+                               ? round_up(uint64_t(v.row_bytes) + mod(v.addr, g), g)
                                : round_up(uint64_t(v.row_bytes), g) + g;
   *charged = static_cast<double>(per_row * uint64_t(v.rows));
   return KV_MTIA_OK;

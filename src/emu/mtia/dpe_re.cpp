@@ -2,6 +2,7 @@
 // reduction engine (drain through the SE, neighbour send/receive, min/max).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "emu/mtia/device.h"
 #include "emu/mtia/numerics.h"
@@ -11,6 +12,30 @@ namespace kevolve::emu::mtia {
 
 namespace {
 std::string at(const pe_state& pe, const char* what) { return "pe " + std::to_string(pe.id) + ": " + what + ": "; }
+
+// o[j] += a[kk] * b[kk][j] for kk = 0..k in order, for each j < n: blocks of
+// 16 columns stay in registers across the k loop (the same products, added
+// in the same order). Cloned for wider vector units (no FMA: no contraction).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void mm_row(const float* a, const float* b, int32_t k,
+                                                                        int32_t n, float* o) {
+  int32_t j0 = 0;
+  for (; j0 + 16 <= n; j0 += 16) {
+    float acc[16];
+    for (int j = 0; j < 16; ++j) acc[j] = o[j0 + j];
+    for (int32_t kk = 0; kk < k; ++kk) {
+      const float av = a[kk];
+      const float* br = b + size_t(kk) * n + j0;
+      for (int j = 0; j < 16; ++j) acc[j] += av * br[j];
+    }
+    for (int j = 0; j < 16; ++j) o[j0 + j] = acc[j];
+  }
+  if (j0 == n) return;
+  for (int32_t kk = 0; kk < k; ++kk) {
+    const float av = a[kk];
+    const float* br = b + size_t(kk) * n;
+    for (int32_t j = j0; j < n; ++j) o[j] += av * br[j];
+  }
+}
 }  // namespace
 
 int device::acc_alloc(int32_t rows, int32_t cols) {
@@ -53,7 +78,7 @@ int device::dpe_load_b(int32_t cb, int32_t k, int32_t n, int32_t dtype, uint32_t
   pe->b_dtype = dtype;
   if (src) {
     pe->bcache.resize(size_t(k) * n);
-    for (int64_t i = 0; i < int64_t(k) * n; ++i) pe->bcache[i] = load_f(src, dtype, i);
+    widen(src, dtype, int64_t(k) * n, pe->bcache.data());
   }
   return KV_MTIA_OK;
 }
@@ -92,12 +117,8 @@ int device::dpe_mm(int32_t cb_a, int32_t m, int32_t k, int32_t lda, int32_t acc,
   for (int32_t i = 0; i < m; ++i) {
     float* o = out + size_t(i) * n;
     if (flags & KV_MM_ZERO) std::fill(o, o + n, 0.0f);
-    for (int32_t kk = 0; kk < k; ++kk) arow[kk] = load_f(src, pe->b_dtype, int64_t(i) * lda + kk);
-    for (int32_t kk = 0; kk < k; ++kk) {
-      const float av = arow[kk];
-      const float* br = b + size_t(kk) * n;
-      for (int32_t j = 0; j < n; ++j) o[j] += av * br[j];
-    }
+    widen(src + int64_t(i) * lda * 2, pe->b_dtype, k, arow.data());
+    mm_row(arow.data(), b, k, n, o);
   }
   return KV_MTIA_OK;
 }
@@ -131,12 +152,22 @@ int device::re_drain(int32_t acc, int32_t cb_out, int32_t out_dtype, int32_t se_
   a->last_read = cmd_ref{static_cast<uint32_t>(pe->id), idx};
   if (!dst) return KV_MTIA_OK;
   const float* src = pe->acc_pool.data() + a->offset;
-  for (int32_t i = 0; i < a->rows; ++i)
-    for (int32_t j = 0; j < a->cols; ++j) {
-      float v = src[size_t(i) * a->cols + j];
-      if (bias) v += load_f(bias, KV_F32, j);
-      store_f(dst, out_dtype, int64_t(i) * a->cols + j, apply_unary(se_op, v));
-    }
+  const int32_t cols = a->cols;
+  std::vector<float>& scratch = pe->scratch;
+  if (scratch.size() < size_t(cols) * 2) scratch.resize(size_t(cols) * 2);
+  float* row = scratch.data();
+  float* b = row + cols;
+  if (bias) widen(bias, KV_F32, cols, b);
+  const int osz = elem_bytes(out_dtype);
+  for (int32_t i = 0; i < a->rows; ++i) {
+    const float* acc_row = src + size_t(i) * cols;
+    if (bias)
+      for (int32_t j = 0; j < cols; ++j) row[j] = acc_row[j] + b[j];
+    else
+      std::copy(acc_row, acc_row + cols, row);
+    apply_unary_row(se_op, row, cols);
+    narrow(row, out_dtype, cols, dst + int64_t(i) * cols * osz);
+  }
   return KV_MTIA_OK;
 }
 

@@ -1,5 +1,7 @@
 // Element loads and stores in the emulator's numerics: fp16/bf16 widen
-// exactly to fp32, results round to nearest even when stored.
+// exactly to fp32, results round to nearest even when stored. The bulk
+// forms (widen, narrow) give the same bits as the per-element ones, a row at
+// a time and without a dtype switch per element.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,63 @@ inline void store_f(uint8_t* base, int32_t dtype, int64_t i, float v) {
       const int32_t x = static_cast<int32_t>(v);
       std::memcpy(base + 4 * i, &x, 4);
     }
+  }
+}
+
+// fp32 value of every fp16 bit pattern (kv_f16_to_f32, tabulated once).
+const float* f16_table();
+
+// dst[0..n) = the elements src[0..n) of dtype, as fp32 (load_f's values).
+inline void widen(const uint8_t* src, int32_t dtype, int64_t n, float* dst) {
+  switch (dtype) {
+    case KV_F32: std::memcpy(dst, src, size_t(n) * 4); break;
+    case KV_F16: {
+      const float* t = f16_table();
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = t[h];
+      }
+      break;
+    }
+    case KV_BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        const uint32_t u = uint32_t(h) << 16;
+        std::memcpy(dst + i, &u, 4);
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t v;
+        std::memcpy(&v, src + 4 * i, 4);
+        dst[i] = static_cast<float>(v);
+      }
+  }
+}
+
+// Elements dst[0..n) of dtype = src[0..n) (store_f's bits).
+inline void narrow(const float* src, int32_t dtype, int64_t n, uint8_t* dst) {
+  switch (dtype) {
+    case KV_F32: std::memcpy(dst, src, size_t(n) * 4); break;
+    case KV_F16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = kv_f32_to_f16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      break;
+    case KV_BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = kv_f32_to_bf16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t v = static_cast<int32_t>(src[i]);
+        std::memcpy(dst + 4 * i, &v, 4);
+      }
   }
 }
 

@@ -44,6 +44,21 @@ inline float apply_binary(int32_t op, float x, float y) {
   }
 }
 
+// v[i] = op(v[i]) for i < n, the op chosen once per row, not per element.
+inline void apply_unary_row(int32_t op, float* v, int32_t n) {
+  auto map = [v, n](auto f) {
+    for (int32_t i = 0; i < n; ++i) v[i] = f(v[i]);
+  };
+  switch (op) {
+    case KV_OP_COPY: return;
+    case KV_OP_RELU: return map([](float x) { return apply_unary(KV_OP_RELU, x); });
+    case KV_OP_NEG: return map([](float x) { return apply_unary(KV_OP_NEG, x); });
+    case KV_OP_SQUARE: return map([](float x) { return apply_unary(KV_OP_SQUARE, x); });
+    case KV_OP_EXP: return map([](float x) { return apply_unary(KV_OP_EXP, x); });
+    default: return map([op](float x) { return apply_unary(op, x); });
+  }
+}
+
 inline int32_t apply_binary_i(int32_t op, int32_t x, int32_t y) {
   const int64_t a = x, b = y;
   switch (op) {

@@ -49,6 +49,10 @@ const std::array<param_info, params::count>& param_table() {
       {"se_elems_per_cycle", &P::se_elems_per_cycle, false, 1, 1e5, "elements/cycle"},
       {"se_lut_elems_per_cycle", &P::se_lut_elems_per_cycle, false, 1, 1e5, "elements/cycle"},
       {"vec_bytes_per_cycle", &P::vec_bytes_per_cycle, false, 1, 1e5, "bytes/cycle"},
+      {"se_gather_elems_per_cycle", &P::se_gather_elems_per_cycle, false, 0.01, 1e5, "elements/cycle"},
+      {"vec_gather_elems_per_cycle", &P::vec_gather_elems_per_cycle, false, 0.01, 1e5, "elements/cycle"},
+      {"int64_mul_cost", &P::int64_mul_cost, false, 1, 1e3, "passes"},
+      {"int_div_cost", &P::int_div_cost, false, 1, 1e4, "passes"},
       {"mlu_bytes_per_cycle", &P::mlu_bytes_per_cycle, false, 1, 1e5, "bytes/cycle"},
       {"issue_cycles", &P::issue_cycles, false, 0, 1e4, "cycles"},
       {"loop_max", &P::loop_max, true, 1, 1 << 20, "commands"},
@@ -76,6 +80,13 @@ void set(params& p, const char* key, double v, provenance pv, const char* src) {
 constexpr provenance P = provenance::published;
 constexpr provenance D = provenance::derived;
 constexpr provenance A = provenance::assumed;
+
+// Sources of the integer / gather rates (the YAML profiles carry the same text).
+constexpr const char* SE_GATHER_SRC =
+    "not published; half the SE width: 32 random 4-byte reads per cycle would need conflict-free banks";
+constexpr const char* VEC_GATHER_SRC = "not published; indexed vector loads of a small in-order RISC-V vector unit";
+constexpr const char* INT64_MUL_SRC = "not published; 32-bit lanes: a 64-bit product takes 4 partial products";
+constexpr const char* INT_DIV_SRC = "not published; an iterative radix-4 divider: 32 steps for 64 bits";
 
 }  // namespace
 
@@ -113,6 +124,10 @@ params mtia2i() {
   set(p, "se_elems_per_cycle", 32, P, "S6: SE width 32 elements per cycle in MTIA 2i");
   set(p, "se_lut_elems_per_cycle", 32, A, "mtia.md 6.3");
   set(p, "vec_bytes_per_cycle", 64, D, "S4 5.5 TOPS INT8 / 64 PE / 1.35 GHz; 64 B vector");
+  set(p, "se_gather_elems_per_cycle", 16, A, SE_GATHER_SRC);
+  set(p, "vec_gather_elems_per_cycle", 4, A, VEC_GATHER_SRC);
+  set(p, "int64_mul_cost", 4, A, INT64_MUL_SRC);
+  set(p, "int_div_cost", 32, A, INT_DIV_SRC);
   set(p, "mlu_bytes_per_cycle", 64, A, "not published");
   set(p, "issue_cycles", 8, A, "mtia.md 6.3; S4 says issue-bound kernels are real");
   set(p, "loop_max", 4096, A, "not published; S4 auto-increment / multi-context instructions");
@@ -142,6 +157,7 @@ params mtia300() {
   set(p, "dpe_macs_per_cycle", 2047, D, "S6 560 TFLOPS / 72 PE / 1.9 GHz / 2");
   set(p, "se_elems_per_cycle", 128, P, "S6: SE from 32 to 128 elements per cycle");
   set(p, "se_lut_elems_per_cycle", 128, A, "as the SE width");
+  set(p, "se_gather_elems_per_cycle", 64, A, "half the SE width, as in MTIA 2i");
   set(p, "vec_bytes_per_cycle", 256, A, "S6 42.5 TOPS / 72 / 1.9 GHz = 310 ops/cycle does not reconcile (mtia.md 6.7)");
   return p;
 }

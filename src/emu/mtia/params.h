@@ -49,13 +49,17 @@ struct params {
   double se_elems_per_cycle = 0;
   double se_lut_elems_per_cycle = 0;
   double vec_bytes_per_cycle = 0;
+  double se_gather_elems_per_cycle = 0;   // kv_mtia_lm_gather on the SE
+  double vec_gather_elems_per_cycle = 0;  // kv_mtia_lm_gather on the vector core
+  double int64_mul_cost = 0;              // passes of a 64-bit multiply (MUL, MULHI_U) per simple op
+  double int_div_cost = 0;                // passes of a remainder (REM_U) per simple op
   double mlu_bytes_per_cycle = 0;
   double issue_cycles = 0;           // per custom instruction on the scalar core
   double loop_max = 0;               // commands one looped instruction may cover
   double max_cbs = 0;                // circular buffers per PE
   double max_cb_slots = 0;
 
-  static constexpr std::size_t count = 36;
+  static constexpr std::size_t count = 40;
   std::array<provenance, count> prov{};
   std::array<std::string, count> source{};
 

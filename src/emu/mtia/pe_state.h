@@ -17,11 +17,14 @@ namespace kevolve::emu::mtia {
 struct slot_ring {
   int32_t n_slots = 0, depth = 0;
   int64_t pushes = 0, pops = 0;
+  int32_t back = 0, front = 0;  // pushes % depth, pops % depth (kept, not divided)
   std::vector<cmd_ref> prod, popper;
   std::vector<int32_t> filled;  // bytes (or floats) written per virtual slot
   void init(int32_t slots, int32_t virtual_depth);
   bool empty() const { return pops >= pushes; }
   bool full() const { return pushes - pops >= depth; }
+  // Virtual slot of back + d or front + d, 0 <= d <= depth.
+  int32_t wrap(int32_t v) const { return v >= depth ? v - depth : v; }
 };
 
 // A circular buffer in local memory (capacity charged for n_slots slots).

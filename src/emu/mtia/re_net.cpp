@@ -41,7 +41,7 @@ int device::re_send(int32_t acc, int32_t dir) {
   c->wake_pe = static_cast<uint16_t>(nb->id);
   acc_deps(*c, *a);
   a->last_read = cmd_ref{static_cast<uint32_t>(pe->id), idx};
-  const int64_t v = in.ring.pushes % in.ring.depth;
+  const int64_t v = in.ring.back;
   in.rows[v] = a->rows;
   in.cols[v] = a->cols;
   if (functional_) {
@@ -67,7 +67,7 @@ int device::re_recv(int32_t acc, int32_t dir, int32_t add) {
   } arg{&in};
   if (wait_until([](device&, void* p) { return !static_cast<arg_t*>(p)->in->ring.empty(); }, &arg)) return result_.status;
   acc_state* a = &pe->accs[acc];
-  const int64_t v = in.ring.pops % in.ring.depth;
+  const int64_t v = in.ring.front;
   if (in.rows[v] != a->rows || in.cols[v] != a->cols)
     return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "received a " + std::to_string(in.rows[v]) + " x " +
                                      std::to_string(in.cols[v]) + " tile into a " + std::to_string(a->rows) + " x " +

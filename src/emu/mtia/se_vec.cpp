@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "emu/mtia/device.h"
 #include "emu/mtia/numerics.h"
@@ -20,35 +21,67 @@ int64_t y_index(int32_t bcast, int32_t r, int32_t c, int32_t cols) {
   return bcast == KV_Y_ROW ? c : bcast == KV_Y_COL ? r : int64_t(r) * cols + c;
 }
 
-void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
-                   int32_t cols, int32_t idt, int32_t odt, float a, float b) {
-  if (idt == KV_F32 && odt == KV_F32 && !y && is_unary(op)) {  // the common case without per-element dispatch
-    const int64_t n = int64_t(rows) * cols;
-    for (int64_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, x + 4 * i, 4);
-      v = apply_unary(op, a * v + b);
-      std::memcpy(o + 4 * i, &v, 4);
-    }
-    return;
+// out[c] = x[c] op y[c * y_step] (y_step 0: one y for the whole row).
+template <int32_t Op>
+void binary_row_op(const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
+  if (y_step == 0) {
+    const float yv = *y;
+    for (int32_t c = 0; c < n; ++c) out[c] = apply_binary(Op, x[c], yv);
+  } else {
+    for (int32_t c = 0; c < n; ++c) out[c] = apply_binary(Op, x[c], y[c]);
   }
+}
+
+void binary_row(int32_t op, const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
+  switch (op) {
+    case KV_OP_ADD: return binary_row_op<KV_OP_ADD>(x, y, y_step, out, n);
+    case KV_OP_SUB: return binary_row_op<KV_OP_SUB>(x, y, y_step, out, n);
+    case KV_OP_MUL: return binary_row_op<KV_OP_MUL>(x, y, y_step, out, n);
+    case KV_OP_MAX: return binary_row_op<KV_OP_MAX>(x, y, y_step, out, n);
+    case KV_OP_MIN: return binary_row_op<KV_OP_MIN>(x, y, y_step, out, n);
+    default: return binary_row_op<KV_OP_DIV>(x, y, y_step, out, n);
+  }
+}
+
+// Row by row: widen to fp32, the op, round to out dtype. Reductions add in
+// column order, as the engine does.
+void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
+                   int32_t cols, int32_t idt, int32_t odt, float a, float b, std::vector<float>& scratch) {
+  if (scratch.size() < size_t(cols) * 3) scratch.resize(size_t(cols) * 3);
+  float* xs = scratch.data();
+  float* ys = xs + cols;
+  float* rs = ys + cols;
+  const int isz = elem_bytes(idt), osz = elem_bytes(odt);
+  if (y && bcast == KV_Y_ROW) widen(y, idt, cols, ys);
   for (int32_t r = 0; r < rows; ++r) {
     const int64_t base = int64_t(r) * cols;
+    widen(x + base * isz, idt, cols, xs);
     if (is_reduction(op) || op == KV_OP_CUMSUM) {
       float accv = op == KV_OP_RMAX ? -INFINITY : 0.0f;
-      for (int32_t c = 0; c < cols; ++c) {
-        const float v = load_f(x, idt, base + c);
-        accv = op == KV_OP_RMAX ? std::max(accv, v) : accv + v;
-        if (op == KV_OP_CUMSUM) store_f(o, odt, base + c, accv);
+      if (op == KV_OP_RMAX) {
+        for (int32_t c = 0; c < cols; ++c) accv = std::max(accv, xs[c]);
+      } else if (op == KV_OP_SUM) {
+        for (int32_t c = 0; c < cols; ++c) accv = accv + xs[c];
+      } else {
+        for (int32_t c = 0; c < cols; ++c) rs[c] = accv = accv + xs[c];
+        narrow(rs, odt, cols, o + base * osz);
       }
       if (op != KV_OP_CUMSUM) store_f(o, odt, r, accv);
       continue;
     }
-    for (int32_t c = 0; c < cols; ++c) {
-      const float v = load_f(x, idt, base + c);
-      const float res = y ? apply_binary(op, v, load_f(y, idt, y_index(bcast, r, c, cols))) : apply_unary(op, a * v + b);
-      store_f(o, odt, base + c, res);
+    if (!y) {
+      for (int32_t c = 0; c < cols; ++c) rs[c] = a * xs[c] + b;
+      apply_unary_row(op, rs, cols);
+    } else if (bcast == KV_Y_ROW) {
+      binary_row(op, xs, ys, 1, rs, cols);
+    } else if (bcast == KV_Y_COL) {
+      const float yv = load_f(y, idt, r);
+      binary_row(op, xs, &yv, 0, rs, cols);
+    } else {
+      widen(y + base * isz, idt, cols, ys);
+      binary_row(op, xs, ys, 1, rs, cols);
     }
+    narrow(rs, odt, cols, o + base * osz);
   }
 }
 
@@ -77,6 +110,15 @@ void compute_int(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int
   }
 }
 }  // namespace
+
+const float* f16_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = kv_f16_to_f32(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table.data();
+}
 
 int device::elementwise(bool on_vec, int32_t op, int32_t cb_x, uint32_t x_flags, int32_t cb_y, uint32_t y_flags,
                         int32_t y_bcast, int32_t cb_out, int32_t rows, int32_t cols, int32_t in_dtype,
@@ -123,7 +165,7 @@ int device::elementwise(bool on_vec, int32_t op, int32_t cb_x, uint32_t x_flags,
   if (ints)
     compute_int(op, x, y, o, y_bcast, rows, cols);
   else
-    compute_float(op, x, y, o, y_bcast, rows, cols, in_dtype, out_dtype, a, b);
+    compute_float(op, x, y, o, y_bcast, rows, cols, in_dtype, out_dtype, a, b, pe->scratch);
   return KV_MTIA_OK;
 }
 
@@ -143,11 +185,18 @@ int device::se_row_accum(int32_t cb_in, uint32_t flags, int32_t rows, int32_t co
   if (failed()) return result_.status;
   uint8_t* o = cb_write(*pe, cb_out, se, int64_t(cols) * elem_bytes(out_dtype), idx, what);
   if (failed() || !o) return result_.status;
-  for (int32_t col = 0; col < cols; ++col) {
-    float s = 0.0f;
-    for (int32_t r = 0; r < rows; ++r) s += load_f(x, in_dtype, int64_t(r) * cols + col);
-    store_f(o, out_dtype, col, s);
+  // Per column, rows added in order (a row of column sums at a time).
+  std::vector<float>& scratch = pe->scratch;
+  if (scratch.size() < size_t(cols) * 2) scratch.resize(size_t(cols) * 2);
+  float* sum = scratch.data();
+  float* row = sum + cols;
+  std::fill(sum, sum + cols, 0.0f);
+  const int isz = elem_bytes(in_dtype);
+  for (int32_t r = 0; r < rows; ++r) {
+    widen(x + int64_t(r) * cols * isz, in_dtype, cols, row);
+    for (int32_t col = 0; col < cols; ++col) sum[col] += row[col];
   }
+  narrow(sum, out_dtype, cols, o);
   return KV_MTIA_OK;
 }
 

@@ -23,6 +23,7 @@ struct pe_clock {
   std::array<double, n_engines> dma_start{};
   bool at_barrier = false, dirty = false;
   double arrival = 0;
+  uint32_t waiting = 0;  // bit e: engine e has commands left and no DMA in flight
 };
 
 struct pending {
@@ -38,7 +39,11 @@ class replayer {
       : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {}
 
   bool run(std::string* error) {
-    for (int i = 0; i < active_; ++i) mark(i);
+    for (int i = 0; i < active_; ++i) {
+      for (int e = 0; e < n_engines; ++e)
+        if (!pes_[i].queue[e].empty()) st_[i].waiting |= 1u << e;
+      mark(i);
+    }
     std::vector<flow_done> done;
     for (;;) {
       while (!dirty_.empty()) {
@@ -154,7 +159,9 @@ class replayer {
     while (progress) {
       progress = false;
       issue(i, &progress);
-      for (int e = 0; e < n_engines; ++e) {
+      // Engines in order, skipping those with nothing to start.
+      for (uint32_t m = s.waiting; m; m &= m - 1) {
+        const int e = __builtin_ctz(m);
         const auto& q = pes_[i].queue[e];
         while (s.head[e] < q.size() && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
@@ -174,7 +181,7 @@ class replayer {
           double efree = s.free[e];
           if (c.eng2 != no_engine) efree = std::max(efree, s.free[c.eng2]);
           const double base = std::max({c.issue, t_in, t_out});
-          ++s.head[e];
+          if (++s.head[e] == q.size()) s.waiting &= ~(1u << e);
           progress = true;
           if (dma(c)) {
             const double lat = (c.lvl == uint8_t(level::dram) ? p_.dram_latency_cycles : p_.sram_latency_cycles) +
@@ -182,6 +189,7 @@ class replayer {
             const double start = std::max({base + lat, efree, now_});
             charge(efree, start, c.issue, t_in, t_out, base + lat);
             s.dma_busy[e] = true;
+            s.waiting &= ~(1u << e);
             s.dma_start[e] = start;
             if (start <= now_) begin_flow(i, idx);
             else starts_.push(pending{start, seq_++, i, idx});
@@ -220,6 +228,7 @@ class replayer {
     out_.stalls[stall_bandwidth] += std::max(0.0, took - c.work / p_.fi_bytes_per_cycle);
     s.free[e] = now_;
     s.dma_busy[e] = false;
+    if (s.head[e] < pes_[i].queue[e].size()) s.waiting |= 1u << e;
     s.last_end = std::max(s.last_end, now_);
     mark(i);
   }

@@ -16,6 +16,7 @@ void slot_ring::init(int32_t slots, int32_t virtual_depth) {
   n_slots = slots;
   depth = virtual_depth;
   pushes = pops = 0;
+  back = front = 0;
   prod.assign(depth, cmd_ref{});
   popper.assign(depth, cmd_ref{});
   filled.assign(depth, 0);
@@ -81,21 +82,22 @@ void device::ring_push(slot_ring& r, cmd_ref producer) {
   const int64_t k = r.pushes;
   if (k >= r.n_slots) {
     const int64_t j = k - r.n_slots;  // the push whose slot this one reuses
-    c.dep[dep_out] = j < r.pops ? r.popper[j % r.depth] : unresolved;
+    c.dep[dep_out] = j < r.pops ? r.popper[r.wrap(r.back + r.depth - r.n_slots)] : unresolved;
   }
-  r.prod[k % r.depth] = producer;
+  r.prod[r.back] = producer;
   ++r.pushes;
+  r.back = r.wrap(r.back + 1);
 }
 
 void device::ring_pop(slot_ring& r, cmd_ref popper) {
-  const int64_t j = r.pops;
-  r.popper[j % r.depth] = popper;
-  const int64_t later = j + r.n_slots;  // a producer already waiting for this slot
+  r.popper[r.front] = popper;
+  const int64_t later = r.pops + r.n_slots;  // a producer already waiting for this slot
   if (later < r.pushes) {
-    const cmd_ref p = r.prod[later % r.depth];
+    const cmd_ref p = r.prod[r.wrap(r.front + r.n_slots)];
     pes_[p.pe].trace[p.idx].dep[dep_out] = popper;
   }
   ++r.pops;
+  r.front = r.wrap(r.front + 1);
 }
 
 const uint8_t* device::cb_read(pe_state& pe, int32_t id, uint8_t eng, int64_t bytes, uint32_t flags, uint32_t cmd,
@@ -119,7 +121,7 @@ const uint8_t* device::cb_read(pe_state& pe, int32_t id, uint8_t eng, int64_t by
     fail(KV_MTIA_ERR_DEADLOCK, at() + " is empty: nothing was pushed to it earlier in program order");
     return nullptr;
   }
-  const int64_t v = r.pops % r.depth;
+  const int64_t v = r.front;
   pe.trace[cmd].dep[slot] = r.prod[v];
   if (!(flags & KV_CB_KEEP)) ring_pop(r, cmd_ref{static_cast<uint32_t>(pe.id), cmd});
   return functional_ ? pe.store.data() + cb->offset + uint64_t(v) * cb->slot_bytes : nullptr;
@@ -146,7 +148,7 @@ uint8_t* device::cb_write(pe_state& pe, int32_t id, uint8_t eng, int64_t bytes, 
                                 " pushes ahead of its pops in program order; pop (or issue the consumer) earlier");
     return nullptr;
   }
-  const int64_t v = r.pushes % r.depth;
+  const int64_t v = r.back;
   r.filled[v] = static_cast<int32_t>(bytes);
   ring_push(r, cmd_ref{static_cast<uint32_t>(pe.id), cmd});
   return functional_ ? pe.store.data() + cb->offset + uint64_t(v) * cb->slot_bytes : nullptr;

@@ -64,6 +64,13 @@ class backend {
     (void)set_bytes;
     return 0.0;
   }
+  // Host CPU seconds the worker may spend per timed call beyond the kernel's
+  // own time, and how many host threads that time may run on. A CPU kernel
+  // runs on the evaluator's threads; a GPU worker has one host thread that
+  // launches, poisons outputs and records events around every call and waits
+  // (spinning) for the device.
+  virtual double host_seconds_per_call() const { return 5e-6; }
+  virtual bool kernel_runs_on_host_threads() const { return true; }
   // The operator YAML key of the baseline this backend times candidates
   // against ("baseline": the CPU one).
   virtual const char* baseline_key() const { return "baseline"; }

@@ -347,14 +347,4 @@ expected<abi_check> cuda_backend::check_compiled(const compiled_kernel& k, const
   return check_cuda_library(*elf, *ptx, allowed);
 }
 
-worker_options cuda_backend::worker(int threads, bool sandbox, uint64_t) const {
-  worker_options wo;
-  wo.executable = cuda_worker_executable();
-  wo.threads = threads;
-  wo.sandbox = sandbox;
-  wo.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
-  wo.start_timeout = std::chrono::milliseconds(60000);
-  return wo;
-}
-
 }  // namespace kevolve::eval

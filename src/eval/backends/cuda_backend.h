@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eval/backends/backend.h"
+#include "eval/backends/gpu_common.h"
 #include "eval/elf_inspect.h"
 #include "eval/backends/hip_backend.h"
 
@@ -78,7 +79,7 @@ abi_check check_cuda_library(const elf_report& elf, const std::string& ptx, cons
 // cuda backend's checks of the compiled form; a correctness check on
 // another device, never a performance figure for AMD (the evaluator does
 // not time it).
-class cuda_backend : public backend {
+class cuda_backend : public gpu_backend {
  public:
   cuda_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::string arch = {},
                bool hip_source = false)
@@ -95,10 +96,9 @@ class cuda_backend : public backend {
     return hip_source_ ? scan_hip_source(source, allowed) : scan_cuda_source(source, allowed);
   }
   expected<abi_check> check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const override;
-  worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
-  bool keeps_device_copies() const override { return true; }
-  // Pinned copies run at over 10 GB/s; 1 GB/s leaves room for pageable ones.
-  double copy_allowance_seconds(double set_bytes) const override { return 3.0 * set_bytes / 1e9; }
+  worker_options worker(int threads, bool sandbox, uint64_t) const override {
+    return device_worker(cuda_worker_executable(), threads, sandbox);
+  }
   const char* timer() const override { return "CUDA events on the legacy default stream, which kernels are given"; }
   cuda_compiler& compiler() { return compiler_; }
 

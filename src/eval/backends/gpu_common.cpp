@@ -10,6 +10,20 @@
 
 #include "common/fs.h"
 
+namespace kevolve::eval {
+
+worker_options gpu_backend::device_worker(std::filesystem::path executable, int threads, bool sandbox) {
+  worker_options wo;
+  wo.executable = std::move(executable);
+  wo.threads = threads;
+  wo.sandbox = sandbox;
+  wo.address_space_bytes = 0;
+  wo.start_timeout = std::chrono::milliseconds(60000);
+  return wo;
+}
+
+}  // namespace kevolve::eval
+
 namespace kevolve::eval::gpu {
 namespace fs = std::filesystem;
 

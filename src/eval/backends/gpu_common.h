@@ -13,6 +13,29 @@
 #include "eval/backends/backend.h"
 #include "eval/source_policy.h"
 
+namespace kevolve::eval {
+
+// What the GPU backends (cuda, hip) have in common as backends: a worker
+// process that owns the device and keeps device copies of the inputs, with
+// one host thread per call.
+class gpu_backend : public backend {
+ public:
+  bool keeps_device_copies() const override { return true; }
+  // Pinned copies run at over 10 GB/s; 1 GB/s leaves room for pageable ones.
+  double copy_allowance_seconds(double set_bytes) const override { return 3.0 * set_bytes / 1e9; }
+  // Two memsets, two event records and a launch per call (about 15-30 us of
+  // host time on an H200 node), one host thread.
+  double host_seconds_per_call() const override { return 60e-6; }
+  bool kernel_runs_on_host_threads() const override { return false; }
+
+ protected:
+  // The worker: no address-space limit (GPU runtimes reserve far more than
+  // they use), a minute to create the device context.
+  static worker_options device_worker(std::filesystem::path executable, int threads, bool sandbox);
+};
+
+}  // namespace kevolve::eval
+
 namespace kevolve::eval::gpu {
 
 std::string trim(std::string s);

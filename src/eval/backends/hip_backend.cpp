@@ -354,14 +354,4 @@ expected<abi_check> hip_backend::check_compiled(const compiled_kernel& k, const 
   return check_hip_library(*elf, k.report.kernels, allowed);
 }
 
-worker_options hip_backend::worker(int threads, bool sandbox, uint64_t) const {
-  worker_options wo;
-  wo.executable = hip_worker_executable();
-  wo.threads = threads;
-  wo.sandbox = sandbox;
-  wo.address_space_bytes = 0;  // the ROCm runtime reserves far more address space than it uses
-  wo.start_timeout = std::chrono::milliseconds(60000);
-  return wo;
-}
-
 }  // namespace kevolve::eval

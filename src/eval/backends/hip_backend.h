@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "eval/backends/backend.h"
+#include "eval/backends/gpu_common.h"
 #include "eval/elf_inspect.h"
 
 namespace kevolve::eval {
@@ -82,7 +83,7 @@ std::vector<policy_violation> scan_hip_source(const std::string& source, const s
 abi_check check_hip_library(const elf_report& elf, const std::vector<gpu_kernel_resources>& kernels,
                             const std::vector<std::string>& allowed);
 
-class hip_backend : public backend {
+class hip_backend : public gpu_backend {
  public:
   hip_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> archs = {})
       : compiler_(std::move(cache_dir), timeout, std::move(archs)) {}
@@ -99,9 +100,9 @@ class hip_backend : public backend {
     return scan_hip_source(source, allowed);
   }
   expected<abi_check> check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const override;
-  worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
-  bool keeps_device_copies() const override { return true; }
-  double copy_allowance_seconds(double set_bytes) const override { return 3.0 * set_bytes / 1e9; }
+  worker_options worker(int threads, bool sandbox, uint64_t) const override {
+    return device_worker(hip_worker_executable(), threads, sandbox);
+  }
   const char* timer() const override {
     return "hipEvents on the null stream, which kernels are given; caches flushed before every timed call";
   }

@@ -83,6 +83,20 @@ TEST_F(SweepSpec, AStopRuleIsRequired) {
   EXPECT_FALSE(load_sweep(write(y)).has_value());
 }
 
+TEST_F(SweepSpec, TorchBaselinesAreAutoOnOrOff) {
+  auto d = load_sweep(write(valid()));
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  EXPECT_EQ(d->torch_baselines, "auto");
+  auto off = load_sweep(write(valid() + "evaluator: {torch_baselines: off}\n"));
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_EQ(off->torch_baselines, "off");
+  auto bad = load_sweep(write(valid() + "evaluator:\n  torch_baselines: maybe\n"));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("sweep.yaml:8: 'evaluator.torch_baselines' must be auto, on or off, got \"maybe\""),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST_F(SweepSpec, CompatibilityIgnoresTheCheckpointPeriodOnly) {
   auto a = load_sweep(write(valid()));
   auto b = load_sweep(write(valid() + "checkpoint: {every_seconds: 5}\n"));

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "store_fixtures.h"
 
 namespace kevolve::store {
@@ -312,8 +313,50 @@ TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
   auto r = read_store(p);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_TRUE(r->tasks[0].llm.empty());
-  for (auto& t : rec.tasks) t.llm.clear();
+  for (auto& t : rec.tasks) {
+    t.llm.clear();
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // schema 4
+  }
   EXPECT_EQ(diff_record(rec, *r), "");
+}
+
+// Schema 4 added the PyTorch times to `measurements`: a store whose
+// measurements lack them (schema 3) still reads, with the times 0 (not
+// measured), and the rest intact; schema 4 round-trips them.
+TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
+  temp_dir d = make_dir();
+  sweep_record rec = make_record();
+  bool any = false;
+  for (const auto& t : rec.tasks)
+    for (const auto& m : t.measurements) any |= m.torch_eager_median_s > 0 && m.torch_compile_median_s > 0;
+  ASSERT_TRUE(any) << "the fixture has PyTorch times";
+  const fs::path now = d.path() / "v4.h5";
+  ASSERT_TRUE(write_store(now, rec).has_value());
+  auto r4 = read_store(now);
+  ASSERT_TRUE(r4.has_value()) << r4.error().message;
+  EXPECT_EQ(diff_record(rec, *r4), "");
+
+  // What kevolve wrote before schema 4, made with h5py (a compound without the two fields).
+  const fs::path old = d.path() / "v3.h5";
+  ASSERT_TRUE(write_store(old, rec).has_value());
+  const std::string py =
+      "import h5py, numpy as np, sys\n"
+      "with h5py.File(sys.argv[1], 'r+') as f:\n"
+      "    f.attrs.modify('schema_version', np.int32(3))\n"
+      "    for t in f['tasks'].values():\n"
+      "        m = t['measurements'][()]\n"
+      "        keep = [n for n in m.dtype.names if not n.startswith('torch_')]\n"
+      "        old = np.zeros(m.shape, dtype=[(n, m.dtype[n]) for n in keep])\n"
+      "        for n in keep: old[n] = m[n]\n"
+      "        del t['measurements']\n"
+      "        t.create_dataset('measurements', data=old)\n";
+  auto h5py = run_subprocess({"/usr/bin/python3", "-c", py, old.string()});
+  ASSERT_TRUE(h5py.has_value() && h5py->ok()) << (h5py ? h5py->output : h5py.error().message);
+  auto r3 = read_store(old);
+  ASSERT_TRUE(r3.has_value()) << r3.error().message;
+  for (auto& t : rec.tasks)
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
+  EXPECT_EQ(diff_record(rec, *r3), "");
 }
 
 TEST(Hdf5Store, LlmExchangesRoundTripAndBadRowsAreNamed) {

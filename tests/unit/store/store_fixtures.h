@@ -116,6 +116,8 @@ inline grown_task grow_task(const std::string& op, const std::string& policy, ui
       m.achieved_gflops = 1.0 / 3.0;
       m.roofline_fraction = 0.42;
       m.bottleneck = s == 1 ? "" : "memory bandwidth";
+      if (s == 0) m.torch_eager_median_s = 3e-4 + 1e-6 * x.id;  // PyTorch times where measured
+      if (s == 0 && x.id % 2) m.torch_compile_median_s = 1.5e-4;
       t.measurements.push_back(m);
     }
   }
@@ -242,7 +244,8 @@ inline bool operator==(const shape_measurement& a, const shape_measurement& b) {
          a.candidate_p10_s == b.candidate_p10_s && a.candidate_p90_s == b.candidate_p90_s &&
          a.baseline_median_s == b.baseline_median_s && a.speedup == b.speedup && a.achieved_gbs == b.achieved_gbs &&
          a.achieved_gflops == b.achieved_gflops && a.roofline_fraction == b.roofline_fraction &&
-         a.bottleneck == b.bottleneck;
+         a.bottleneck == b.bottleneck && a.torch_eager_median_s == b.torch_eager_median_s &&
+         a.torch_compile_median_s == b.torch_compile_median_s;
 }
 
 inline std::string diff_record(const sweep_record& a, const sweep_record& b) {

@@ -137,6 +137,13 @@ typedef struct kv_mtia_api {
                   int32_t row_bytes, int32_t in_stride, int32_t cb_out);
   int (*mlu_concat)(kv_mtia_device*, int32_t cb_a, int32_t cb_b, uint32_t flags, int32_t rows,
                     int32_t a_row_bytes, int32_t b_row_bytes, int32_t cb_out);
+  /* integer ops, compares and local-memory gather (see below) */
+  int (*int_op)(kv_mtia_device*, int32_t engine_vec, int32_t op, int32_t cb_x, uint32_t x_flags, int32_t cb_y,
+                uint32_t y_flags, int32_t cb_out, int32_t n, int32_t dtype, uint64_t imm);
+  int (*cmp)(kv_mtia_device*, int32_t engine_vec, int32_t cmp, int32_t cb_x, uint32_t x_flags, int32_t cb_y,
+             uint32_t y_flags, int32_t cb_out, int32_t n, int32_t in_dtype);
+  int (*lm_gather)(kv_mtia_device*, int32_t engine_vec, int32_t cb_table, uint32_t table_flags, int32_t table_elems,
+                   int32_t dtype, int32_t cb_idx, uint32_t idx_flags, int32_t cb_out, int32_t n, int32_t offset);
 } kv_mtia_api;
 
 struct kv_mtia_device {
@@ -278,6 +285,60 @@ static inline int kv_mtia_mlu_copy(kv_mtia_device* d, int32_t cb_in, uint32_t fl
 static inline int kv_mtia_mlu_concat(kv_mtia_device* d, int32_t cb_a, int32_t cb_b, uint32_t flags, int32_t rows,
                                      int32_t a_row_bytes, int32_t b_row_bytes, int32_t cb_out) {
   return d->api->mlu_concat(d, cb_a, cb_b, flags, rows, a_row_bytes, b_row_bytes, cb_out);
+}
+
+/* ---- integer ops, compares, local-memory gather (SE and vector core) ----
+ * Flat vectors of n elements. engine_vec 0 runs on the SE, 1 on the vector
+ * core; both do all of them (see knowledge/hardware/mtia2i/engines.md for
+ * the rates: the SE has 32 lanes of 32 bits, so KV_I64 runs at half its
+ * width; 64-bit multiplies and the remainder cost extra passes). */
+typedef enum kv_mtia_iop {
+  KV_IOP_ADD = 0,    /* x + y, wrapping (two's complement) */
+  KV_IOP_SUB = 1,    /* x - y, wrapping */
+  KV_IOP_MUL = 2,    /* low half of x * y (same bits signed or unsigned) */
+  KV_IOP_MULHI_U = 3, /* high half of the unsigned double-width product */
+  KV_IOP_AND = 4,
+  KV_IOP_OR = 5,
+  KV_IOP_XOR = 6,
+  KV_IOP_SHL = 7,    /* x << (y mod bit width) */
+  KV_IOP_SHR_U = 8,  /* logical x >> (y mod bit width) */
+  KV_IOP_REM_U = 9,  /* unsigned x mod y; y = 0 fails with KV_MTIA_ERR_ARG */
+  KV_IOP_GE_U = 10,  /* 1 where unsigned x >= y, else 0 */
+  KV_IOP_ADD_IF = 11, /* x + (y != 0 ? imm : 0): y is a mask, imm the step */
+  KV_IOP_MIN = 12    /* signed min */
+} kv_mtia_iop;
+
+/* Compares: 1 or 0 as KV_I32. */
+typedef enum kv_mtia_cmp_op { KV_CMP_LT = 0, KV_CMP_LE = 1, KV_CMP_EQ = 2 } kv_mtia_cmp_op;
+
+/* out = x op y over n elements of dtype (KV_I32 or KV_I64). cb_y = -1 uses
+ * the immediate imm (its low 32 bits for KV_I32) for every y, except for
+ * KV_IOP_ADD_IF, which needs the mask buffer cb_y and takes the step from imm.
+ * Buffers hold raw bytes: any n*4 (n*8) bytes may be read as integers. */
+static inline int kv_mtia_int_op(kv_mtia_device* d, int32_t engine_vec, int32_t op, int32_t cb_x, uint32_t x_flags,
+                                 int32_t cb_y, uint32_t y_flags, int32_t cb_out, int32_t n, int32_t dtype,
+                                 uint64_t imm) {
+  return d->api->int_op(d, engine_vec, op, cb_x, x_flags, cb_y, y_flags, cb_out, n, dtype, imm);
+}
+/* out[i] = (x[i] cmp y[i]) ? 1 : 0 as KV_I32; x, y of in_dtype (KV_F32,
+ * KV_F16, KV_BF16 compare as floats, NaN compares false; KV_I32, KV_I64
+ * signed). */
+static inline int kv_mtia_cmp(kv_mtia_device* d, int32_t engine_vec, int32_t cmp, int32_t cb_x, uint32_t x_flags,
+                              int32_t cb_y, uint32_t y_flags, int32_t cb_out, int32_t n, int32_t in_dtype) {
+  return d->api->cmp(d, engine_vec, cmp, cb_x, x_flags, cb_y, y_flags, cb_out, n, in_dtype);
+}
+/* Vector gather from local memory: out[i] = table[idx[i] + offset] for
+ * i < n, table = table_elems elements of dtype (4 or 8 bytes: KV_F32,
+ * KV_I32, KV_I64) in the front slot of cb_table (KV_CB_KEEP keeps it for the
+ * next gather), idx KV_I32 in the front slot of cb_idx. An index outside
+ * [0, table_elems) fails with KV_MTIA_ERR_ADDRESS: nothing past the table is
+ * readable. The binary-search step of bucketize:
+ *   g = table[pos + step - 1]; m = g < x; pos = pos + (m ? step : 0). */
+static inline int kv_mtia_lm_gather(kv_mtia_device* d, int32_t engine_vec, int32_t cb_table, uint32_t table_flags,
+                                    int32_t table_elems, int32_t dtype, int32_t cb_idx, uint32_t idx_flags,
+                                    int32_t cb_out, int32_t n, int32_t offset) {
+  return d->api->lm_gather(d, engine_vec, cb_table, table_flags, table_elems, dtype, cb_idx, idx_flags, cb_out, n,
+                           offset);
 }
 
 /* Device address of a kv_args tensor, and a view of rows of it. */
