@@ -191,7 +191,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "PyTorch eager/torch.compile beside the baseline: auto (on for cuda), on, off");
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|mtia_emu --kernel FILE [options]");
+        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|hip|hip_on_cuda|mtia_emu --kernel FILE [options]");
         return cl;
       }
       po::variables_map evm;
@@ -201,9 +201,11 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
         for (const auto& s : evm["shapes"].as<std::vector<std::string>>())
           if (s != "all") e.shapes.push_back(s);
       }
-      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "mtia_emu")
-        return make_error(errc::invalid_input,
-                          "--backend: '" + e.backend + "' is not available in this build (available: cpu, cuda, mtia_emu)");
+      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "hip" && e.backend != "hip_on_cuda" &&
+          e.backend != "mtia_emu")
+        return make_error(errc::invalid_input, "--backend: '" + e.backend +
+                                                   "' is not available in this build (available: cpu, cuda, hip, "
+                                                   "hip_on_cuda, mtia_emu)");
       if (e.torch != "auto" && e.torch != "on" && e.torch != "off")
         return make_error(errc::invalid_input, "--torch: must be auto, on or off, got '" + e.torch + "'");
       if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)

@@ -42,6 +42,9 @@ struct evaluator_options {
   // (never the fitness). Unset: on for cuda, off for cpu; never on mtia_emu.
   std::optional<bool> torch_baselines;
   std::string python;                    // empty: python_executable()
+  // Verify at every shape, time none (fitness stays 0): correctness checks
+  // on another device (the hip_on_cuda backend sets it).
+  bool verify_only = false;
 };
 
 class task_data;
@@ -90,6 +93,7 @@ class evaluator {
   std::unique_ptr<backend> backend_;  // compiles and runs candidates and the timed baseline
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
+  std::string cannot_run_;  // non-empty: the backend cannot run kernels here; verdicts are compile_only
   std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
   std::set<size_t> baseline_checked_;                      // problems whose timed baseline matched the reference
   std::optional<error> baseline_error_;                    // set when it did not: the evaluation is an error

@@ -184,7 +184,9 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
 
 void evaluator::configure_torch() {
   const std::string be = backend_->name();
-  if (be == "mtia_emu" || !options_.torch_baselines.value_or(be == "cuda")) return;
+  // Not on the emulator; not on hip (no PyTorch for ROCm in Debian) nor for
+  // correctness checks on another device (hip_on_cuda: nothing is timed).
+  if (be == "mtia_emu" || be == "hip" || options_.verify_only || !options_.torch_baselines.value_or(be == "cuda")) return;
   if (op_.torch.empty()) {
     torch_note_ = "unavailable: " + op_.file.string() + " has no 'torch' expression";
     return;

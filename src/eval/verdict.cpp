@@ -5,10 +5,16 @@ namespace kevolve::eval {
 namespace {
 nlohmann::json kernels_json(const std::vector<gpu_kernel_resources>& ks) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& k : ks)
-    a.push_back({{"name", k.name}, {"registers", k.registers}, {"barriers", k.barriers}, {"shared_bytes", k.shared_bytes},
-                 {"stack_bytes", k.stack_bytes}, {"spill_store_bytes", k.spill_store_bytes},
-                 {"spill_load_bytes", k.spill_load_bytes}});
+  for (const auto& k : ks) {
+    nlohmann::json j = {{"name", k.name}, {"registers", k.registers}, {"barriers", k.barriers},
+                        {"shared_bytes", k.shared_bytes}, {"stack_bytes", k.stack_bytes},
+                        {"spill_store_bytes", k.spill_store_bytes}, {"spill_load_bytes", k.spill_load_bytes}};
+    if (!k.target.empty())
+      j.update({{"target", k.target}, {"vgprs", k.registers}, {"sgprs", k.sgprs}, {"agprs", k.agprs},
+                {"lds_bytes", k.shared_bytes}, {"scratch_bytes_per_lane", k.stack_bytes}, {"occupancy_waves_per_simd", k.occupancy},
+                {"vgpr_spills", k.vgpr_spills}, {"sgpr_spills", k.sgpr_spills}});
+    a.push_back(std::move(j));
+  }
   return a;
 }
 nlohmann::json timing_json(const timing_stats& t) {

@@ -56,15 +56,23 @@ struct shape_verdict {
   side_baseline torch_compile;  // the same under torch.compile
 };
 
-// One device function's resources, from ptxas -v (GPU backends).
+// One device function's resources, from ptxas -v (cuda) or the AMDGPU
+// backend's kernel-resource-usage remarks (hip: one entry per offload arch).
 struct gpu_kernel_resources {
   std::string name;  // mangled entry name
-  int registers = 0;
+  std::string target;  // hip: the offload arch (gfx90a ...); cuda: empty (the report's target)
+  int registers = 0;   // cuda: registers per thread; hip: VGPRs per lane
   int barriers = 0;
   int shared_bytes = 0;  // static shared memory
   int stack_bytes = 0;   // local memory stack frame
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
+  // hip only (shared_bytes is the LDS, stack_bytes the scratch per lane)
+  int sgprs = 0;
+  int agprs = 0;             // accumulation VGPRs (MFMA)
+  int occupancy = 0;         // waves per SIMD
+  int vgpr_spills = 0;
+  int sgpr_spills = 0;
 };
 
 struct compile_report {

@@ -1,6 +1,7 @@
 #include "knowledge/knowledge_base.h"
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -61,8 +62,19 @@ std::vector<std::string> diagnose(const verdict_signals& v) {
     }
     if (v.roofline_fraction > 0 && v.roofline_fraction < 0.3) t.push_back("far_from_roofline");
   }
-  if (diag.find("spill") != std::string::npos) t.push_back("register_spills");
-  if (diag.find("occupancy") != std::string::npos && !contains(t, "low_occupancy")) t.push_back("low_occupancy");
+  // Compilers report spills and occupancy on every compile ("0 bytes spill
+  // stores", hip's "VGPRs Spill: 0", "Occupancy [waves/SIMD]: 8"): only
+  // non-zero spills and low occupancy count.
+  static const std::regex spills(R"(([1-9][0-9]* bytes spill)|(spill[a-z ]*: *[1-9]))");
+  static const std::regex waves(R"(occupancy \[waves/simd\]: *([0-9]+))");
+  if (std::regex_search(diag, spills)) t.push_back("register_spills");
+  bool low = false, reported = false;
+  for (auto it = std::sregex_iterator(diag.begin(), diag.end(), waves); it != std::sregex_iterator(); ++it) {
+    reported = true;
+    low = low || std::stoi((*it)[1].str()) <= 2;
+  }
+  if (!reported) low = diag.find("occupancy") != std::string::npos;
+  if (low && !contains(t, "low_occupancy")) t.push_back("low_occupancy");
   return t;
 }
 

@@ -83,7 +83,9 @@ json llm_exchange_json(const store::llm_exchange& x) {
 json summary_json(const task_summary& s, const store::task_record& t) {
   std::map<std::string, int64_t> failures;
   for (const auto& n : t.search.nodes.nodes())
-    if (n.id != search::kRoot && n.state == search::node_state::evaluated && !n.ok()) ++failures[eval::to_string(n.result)];
+    if (n.id != search::kRoot && n.state == search::node_state::evaluated && !n.ok() &&
+        n.result != eval::status::compile_only)
+      ++failures[eval::to_string(n.result)];
   return {{"task", s.task},
           {"baseline", s.baseline},
           {"best_speedup", s.best_speedup},
@@ -94,6 +96,7 @@ json summary_json(const task_summary& s, const store::task_record& t) {
           {"correct", s.correct},
           {"evaluations_to_90pct", s.evaluations_to_90pct},
           {"failures", failures},
+          {"compile_only", s.compile_only},
           {"failures_text", s.failures},
           {"seconds", s.seconds},
           {"stop_reason", s.stop_reason},
@@ -218,7 +221,7 @@ implied_roofline implied_peaks(const store::sweep_record& r, const std::string& 
 json report_data(const store::sweep_record& r, const std::string& store_name) {
   const auto summaries = summarize(r);
   json statuses = json::array();
-  for (int s = 0; s <= int(eval::status::skipped); ++s) statuses.push_back(eval::to_string(eval::status(s)));
+  for (int s = 0; s <= int(eval::kLastStatus); ++s) statuses.push_back(eval::to_string(eval::status(s)));
   json modes = json::array();
   for (auto m : {search::memory_mode::inherit, search::memory_mode::compare_siblings, search::memory_mode::merge,
                  search::memory_mode::reset})

@@ -29,6 +29,8 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
           s.best_speedup = n.fitness;
           s.best_node = n.id;
         }
+      } else if (n.result == eval::status::compile_only) {
+        ++s.compile_only;
       } else {
         ++failures[eval::to_string(n.result)];
       }
@@ -77,7 +79,9 @@ std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
                                               "to 90% of best", "failures", "time", "stopped because"}};
   if (torch) r[0].insert(r[0].begin() + 2, {"vs torch eager", "vs torch.compile"});
   for (const auto& t : s) {
-    r.push_back({t.task, times(t.best_speedup),
+    r.push_back({t.task,
+                 t.best_speedup > 0 || t.compile_only == 0 ? times(t.best_speedup)
+                                                           : fmt::format("- ({} compile_only: not run)", t.compile_only),
                  t.best_speedup > 0 ? fmt::format("{:.0f}%", t.best_roofline * 100) : "-", std::to_string(t.evaluations),
                  std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
                  t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
@@ -104,8 +108,14 @@ std::string summary_text(const std::vector<task_summary>& s) {
   std::string out = text_table(rows(s));
   int beaten = 0;
   for (const auto& t : s) beaten += t.best_speedup > 1.0;
-  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,
-                     s.size(), geomean_best_speedup(s));
+  int64_t compile_only = 0;
+  for (const auto& t : s) compile_only += t.compile_only;
+  const double g = geomean_best_speedup(s);
+  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {}\n", beaten, s.size(),
+                     g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+  if (compile_only > 0)
+    out += fmt::format("{} kernels were compile_only: compiled and checked for a device no evaluator has, never run, "
+                       "no speedup\n", compile_only);
   return out;
 }
 
@@ -122,13 +132,15 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
       out += "\n";
     }
   }
-  out += fmt::format("\nGeometric mean of the best speedups: {:.2f}x\n", geomean_best_speedup(s));
+  const double g = geomean_best_speedup(s);
+  out += "\nGeometric mean of the best speedups: " +
+         (g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)")) + "\n";
   return out;
 }
 
 std::string summary_csv(const std::vector<task_summary>& s) {
   const bool torch = any_torch(s);
-  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason";
+  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only";
   out += torch ? ",best_vs_torch_eager,best_vs_torch_compile\n" : "\n";
   auto q = [](const std::string& x) {
     std::string y = "\"";
@@ -136,8 +148,9 @@ std::string summary_csv(const std::vector<task_summary>& s) {
     return y + "\"";
   };
   for (const auto& t : s) {
-    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{}", q(t.task), q(t.baseline), t.best_speedup, t.best_roofline,
-                       t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds, q(t.stop_reason));
+    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}", q(t.task), q(t.baseline), t.best_speedup,
+                       t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
+                       q(t.stop_reason), t.compile_only);
     out += torch ? fmt::format(",{:.4f},{:.4f}\n", t.best_vs_eager, t.best_vs_compile) : "\n";
   }
   return out;

@@ -15,6 +15,7 @@ struct task_summary {
   std::string baseline;
   int64_t evaluations = 0;
   int64_t correct = 0;
+  int64_t compile_only = 0;   // compiled for a device the evaluators lack: no speedup, not failures
   std::string failures;       // "compile_failed 2, wrong_result 1"
   double best_speedup = 0.0;  // fitness of the best node, 0 if none correct
   double best_roofline = 0.0;  // worst timed shape of the best node

@@ -41,11 +41,27 @@ std::string verdict_table(const eval::verdict& v) {
   if (v.backend == "mtia_emu")
     out += fmt::format("roofline: {:.1f} GB/s (SRAM; DRAM-resident shapes use DRAM's), {:.1f} GFLOP/s (DPE), from the emulator profile\n",
                        v.peak_bandwidth_gbs, v.peak_gflops);
+  else if (v.result == eval::status::compile_only)
+    out += "roofline: none (compile_only: never run here, no timing, no speedup)\n";
   else
     out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
   out += fmt::format("compile: {} ({}), {} vectorized loops, {} bytes of code\n\n",
                      v.compile.cached ? "cache hit" : format_seconds(v.compile.seconds),
                      v.result == eval::status::compile_failed ? "failed" : "ok", v.compile.vectorized_loops, v.compile.code_bytes);
+  // The hip backend reports each kernel's resources per offload arch.
+  if (std::any_of(v.compile.kernels.begin(), v.compile.kernels.end(), [](const auto& k) { return !k.target.empty(); })) {
+    std::vector<std::vector<std::string>> rows = {{"kernel", "arch", "VGPRs", "AGPRs", "SGPRs", "LDS", "scratch/lane",
+                                                   "spills (V/S)", "waves/SIMD"}};
+    for (const auto& k : v.compile.kernels)
+      rows.push_back({k.name.size() > 40 ? k.name.substr(0, 37) + "..." : k.name, k.target, std::to_string(k.registers),
+                      std::to_string(k.agprs), std::to_string(k.sgprs), fmt::format("{} B", k.shared_bytes),
+                      fmt::format("{} B", k.stack_bytes), fmt::format("{}/{}", k.vgpr_spills, k.sgpr_spills),
+                      std::to_string(k.occupancy)});
+    out += text_table(rows) + "\n";
+  }
+  if (v.backend == "hip_on_cuda")
+    out += "hip_on_cuda: the HIP source ran on an NVIDIA GPU through kevolve's HIP-on-CUDA header (32-lane waves): "
+           "correctness on another device, not an AMD performance figure; never timed\n\n";
   if (!v.shapes.empty()) {
     std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
                                                    "GB/s", "GFLOP/s", "roofline", "bottleneck"}};

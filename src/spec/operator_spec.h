@@ -77,6 +77,7 @@ struct operator_spec {
   std::filesystem::path reference;
   baseline_spec baseline;
   baseline_spec cuda_baseline;  // what cuda candidates must beat; empty source: none
+  baseline_spec hip_baseline;   // what hip candidates must beat; empty source: none
   baseline_spec mtia_baseline;  // what mtia_emu candidates must beat; empty source: none
   // PyTorch's version of the operator: a Python expression (or a function
   // body that returns) over the inputs and params by name, `torch` and `F`

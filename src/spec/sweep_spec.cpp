@@ -149,9 +149,9 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
     }
     if (auto b = r.string_list(sweep, "backends", "sweep.backends", false)) {
       for (const auto& x : *b)
-        if (x != "cpu" && x != "cuda" && x != "mtia_emu")
+        if (x != "cpu" && x != "cuda" && x != "hip" && x != "mtia_emu")
           r.fail(sweep["backends"], "sweep.backends",
-                 "lists '" + x + "', which kevolve cannot evaluate yet (available: cpu, cuda, mtia_emu)");
+                 "lists '" + x + "', which kevolve cannot evaluate yet (available: cpu, cuda, hip, mtia_emu)");
       s.backends = *b;
     }
     if (auto v = r.string_value(sweep, "synthesizer", "sweep.synthesizer", false)) {

@@ -193,7 +193,7 @@ void write_task(H5::Group& tasks, size_t index, const task_record& t, const stor
   H5::DataSet ds = write_table(g, "nodes", node_type(), node_type(), tables.nodes);
   write_string_attribute(ds, "mode_values", value_names(search::memory_mode::reset, [](search::memory_mode m) { return search::to_string(m); }));
   write_string_attribute(ds, "state_values", "0 pending, 1 evaluated");
-  write_string_attribute(ds, "status_values", value_names(eval::status::skipped, [](eval::status s) { return eval::to_string(s); }));
+  write_string_attribute(ds, "status_values", value_names(eval::kLastStatus, [](eval::status s) { return eval::to_string(s); }));
 
   step = where + "/context";
   const hsize_t nctx = tables.context.size();

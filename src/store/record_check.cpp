@@ -50,8 +50,8 @@ std::string check_task(const task_record& t) {
       return node_text(k) + " has memory mode " + std::to_string(int(x.mode)) + ", expected 0..3";
     if (int(x.state) < 0 || int(x.state) > int(search::node_state::evaluated))
       return node_text(k) + " has state " + std::to_string(int(x.state)) + ", expected 0 (pending) or 1 (evaluated)";
-    if (int(x.result) < 0 || int(x.result) > int(eval::status::skipped))
-      return node_text(k) + " has status " + std::to_string(int(x.result)) + ", expected 0..7";
+    if (int(x.result) < 0 || int(x.result) > int(eval::kLastStatus))
+      return node_text(k) + " has status " + std::to_string(int(x.result)) + ", expected 0.." + std::to_string(int(eval::kLastStatus));
     for (node_id c : x.context)
       if (c < 0 || c >= n)
         return node_text(k) + " has context entry " + std::to_string(c) + ", expected a node of the task (0.." +

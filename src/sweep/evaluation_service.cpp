@@ -5,8 +5,11 @@
 #include <chrono>
 #include <thread>
 
+#include "common/paths.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/hip_backend.h"
+#include "eval/backends/hip_probe.h"
 #include "eval/backends/mtia_emu_backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
@@ -20,6 +23,12 @@ expected<void> probe_backend(const std::string& backend) {
     if (!hw) return make_error(errc::toolchain_error, "backend 'cuda' is not usable here: " + hw.error().message);
     return {};
   }
+  if (backend == "hip") {
+    // Compiling needs hipcc; without an AMD GPU every verdict is compile_only.
+    eval::hip_compiler c(cache_root() / "compile" / "hip", std::chrono::seconds(60));
+    if (auto t = c.toolchain(); !t) return make_error(errc::toolchain_error, "backend 'hip' is not usable here: " + t.error().message);
+    return {};
+  }
   if (backend == "mtia_emu") {
     // The emulator is part of every build; it needs its worker and profile.
     auto hw = eval::mtia_hardware_profile();
@@ -30,7 +39,7 @@ expected<void> probe_backend(const std::string& backend) {
     return {};
   }
   return make_error(errc::toolchain_error,
-                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, mtia_emu)");
+                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, hip, mtia_emu)");
 }
 
 eval_result backend_router::evaluate(const eval_request& request) {
@@ -67,10 +76,11 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
                                                std::to_string(rank_) + ": every node must see the same operator files");
   // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : threads;
+  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : r.backend == "hip" ? -3 : threads;
   auto hw = hardware_.find(profile_key);
   if (hw == hardware_.end()) {
     auto profile = r.backend == "cuda"       ? eval::cuda_hardware_profile(false)
+                   : r.backend == "hip"      ? eval::hip_hardware_profile(false)
                    : r.backend == "mtia_emu" ? eval::mtia_hardware_profile()
                                              : eval::cpu_hardware_profile(threads, false);
     if (!profile) return tl::unexpected(profile.error());

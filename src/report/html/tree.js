@@ -7,7 +7,7 @@ function category(t, i) {
   if (n.state[i] === 0) return 'pending';
   const s = STATUS[n.status[i]];
   if (s === 'ok') return n.fitness[i] > 1 ? 'faster' : 'slower';
-  if (s === 'suspicious' || s === 'timeout' || s === 'skipped') return s;
+  if (s === 'suspicious' || s === 'timeout' || s === 'skipped' || s === 'compile_only') return s;
   return 'failed';
 }
 

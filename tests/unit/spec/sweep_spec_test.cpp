@@ -70,11 +70,11 @@ TEST_F(SweepSpec, UnknownPolicyIsRefused) {
 TEST_F(SweepSpec, UnknownOperatorAndBackendAreRefused) {
   std::string y = valid();
   y.replace(y.find("layernorm"), 9, "no_such_op");
-  y.replace(y.find("[cpu]"), 5, "[cpu, hip]");
+  y.replace(y.find("[cpu]"), 5, "[cpu, rocm]");
   auto s = load_sweep(write(y));
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("unknown operator 'no_such_op'"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'hip'"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'rocm'"), std::string::npos) << s.error().message;
 }
 
 TEST_F(SweepSpec, AStopRuleIsRequired) {
