@@ -83,7 +83,7 @@ TEST_F(StoreTools, H5pyReadsTheNodesTable) {
   const std::string script =
       "import h5py, sys\n"
       "f = h5py.File(sys.argv[1], 'r')\n"
-      "assert int(f.attrs['schema_version']) == 3\n"
+      "assert int(f.attrs['schema_version']) == 4\n"
       "g = f['tasks/0']\n"
       "nodes, text, k = g['nodes'], g['text'], int(sys.argv[2])\n"
       "row = nodes[k]\n"
