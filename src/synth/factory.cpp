@@ -11,10 +11,11 @@ namespace {
 
 std::mutex resources_mu;
 std::shared_ptr<llm_resources> process_resources;
-std::vector<seed_skill> seed_skills;  // under resources_mu
+std::mutex seed_mu;
+std::vector<seed_skill> seed_skills;  // under seed_mu
 
 std::vector<seed_skill> current_seed_skills() {
-  std::lock_guard<std::mutex> lk(resources_mu);
+  std::lock_guard<std::mutex> lk(seed_mu);
   return seed_skills;
 }
 
@@ -29,7 +30,7 @@ expected<void> set_seed_skills(std::vector<seed_skill> skills) {
     if (auto r = probe.add(s.path, s.text); !r) return r;
     if (auto r = priors.add(s.text, s.path); !r) return r;
   }
-  std::lock_guard<std::mutex> lk(resources_mu);
+  std::lock_guard<std::mutex> lk(seed_mu);
   seed_skills = std::move(skills);
   return {};
 }
