@@ -4,9 +4,10 @@
 Runs real `kevolve run` sweeps on cpu (one task, ts_softmax) whose children
 are written by the llm synthesizer against tests/llm/replay_server.py with a
 fixed per-request latency, with `llm.max_in_flight` 1 and 8 (everything
-else equal: search.max_in_flight 8, the same replies, a warm compile cache,
-skill notes off so that every request is a child). Measured per run, in
-this very run:
+else equal: search.max_in_flight 16, so that children written ahead do not
+cap the requests, one local cpu evaluator, the same replies, a warm compile
+cache, skill notes off so that every request is a child). Measured per run,
+in this very run:
 
 - children per second: LLM-written children evaluated / wall time from the
   first request to the last verdict;
@@ -15,7 +16,10 @@ this very run:
   verdicts and dispatches evaluations while the pool waits on HTTP): how
   many, and the most requests outstanding at one verdict.
 
-Prints the median over the repeats and the ratio 8 : 1.
+Prints the median over the repeats and the ratio 8 : 1. Throughput is
+bounded by the evaluator too: one local cpu evaluator takes a few hundred
+ms per candidate, so with short requests (0.5 s / 8) the evaluator, not the
+LLM, is the bottleneck; LLM latencies of seconds show the LLM-bound ratio.
 
 usage: bench/llm_in_flight.py [--latency 0.5] [--evals 32] [--repeats 3] [--in-flight 1,8]
 """
@@ -36,7 +40,7 @@ SERVER = ROOT / "tests" / "llm" / "replay_server.py"
 DATA = ROOT / "tests" / "data"
 
 
-def sweep_yaml(url, in_flight, evals):
+def sweep_yaml(url, in_flight, evals, search_in_flight):
     return f"""sweep:
   operators: [{DATA / "operators" / "ts_softmax.yaml"}]
   backends: [cpu]
@@ -45,7 +49,7 @@ def sweep_yaml(url, in_flight, evals):
 search:
   policy: greedy
   memory: adaptive
-  max_in_flight: 8
+  max_in_flight: {search_in_flight}
   stop: {{max_evaluations: {evals}, stagnation: {evals}}}
 evaluator:
   budget: 0.02
@@ -62,7 +66,7 @@ llm:
 """
 
 
-def one_run(base, name, latency, in_flight, evals, cache):
+def one_run(base, name, latency, in_flight, evals, cache, search_in_flight=16):
     d = Path(base) / name
     d.mkdir()
     script = {"cycle": True, "delay_s": latency,
@@ -76,7 +80,7 @@ def one_run(base, name, latency, in_flight, evals, cache):
                 break
             time.sleep(0.025)
         url = "http://127.0.0.1:%s/v1" % (d / "port").read_text()
-        (d / "sweep.yaml").write_text(sweep_yaml(url, in_flight, evals))
+        (d / "sweep.yaml").write_text(sweep_yaml(url, in_flight, evals, search_in_flight))
         env = dict(os.environ, KEVOLVE_CACHE_DIR=str(cache))
         verdicts = []  # (time, line) of each progress line: one per verdict
         proc = subprocess.Popen([str(BIN), "run", "sweep.yaml", "--store", "s.h5"], cwd=d, env=env, text=True,
@@ -84,7 +88,7 @@ def one_run(base, name, latency, in_flight, evals, cache):
 
         def read():
             for line in proc.stdout:
-                if line.startswith("task ") and ": node " in line:
+                if line.startswith("task ") and "; node " in line:
                     verdicts.append((time.time(), line))
         reader = threading.Thread(target=read)
         reader.start()

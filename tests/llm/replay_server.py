@@ -75,21 +75,31 @@ def main():
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
+            self.done()
             self.wfile.write(data)
 
         def do_POST(self):
-            start = time.time()
+            self.start = time.time()
+            self.answered = False
             with lock:
                 state["in_flight"] += 1
                 in_flight = state["in_flight"]
             try:
-                self.answer(start, in_flight)
+                self.answer(self.start, in_flight)
             finally:
-                with lock:
-                    state["in_flight"] -= 1
-                    if args.timeline:
-                        with open(args.timeline, "a") as f:
-                            f.write(json.dumps({"start": start, "end": time.time()}) + "\n")
+                self.done()
+
+        def done(self):
+            """The request is answered (before its reply is written: the
+            client may send the next one as soon as it has read it)."""
+            if self.answered:
+                return
+            self.answered = True
+            with lock:
+                state["in_flight"] -= 1
+                if args.timeline:
+                    with open(args.timeline, "a") as f:
+                        f.write(json.dumps({"start": self.start, "end": time.time()}) + "\n")
 
         def answer(self, start, in_flight):
             n = int(self.headers.get("Content-Length", "0"))
