@@ -49,6 +49,7 @@ struct synth_request {
 struct synth_reply {
   sweep::synth_job job;
   synth::synthesis_result result;
+  synth::note_result note;  // when job.note
 };
 
 // Store actor -> coordinator: a checkpoint finished ("" or the error).

@@ -316,6 +316,7 @@ TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
   for (auto& t : rec.tasks) {
     t.llm.clear();
     for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // schema 4
+    t.skills.clear();
   }
   EXPECT_EQ(diff_record(rec, *r), "");
 }
@@ -354,16 +355,73 @@ TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
   ASSERT_TRUE(h5py.has_value() && h5py->ok()) << (h5py ? h5py->output : h5py.error().message);
   auto r3 = read_store(old);
   ASSERT_TRUE(r3.has_value()) << r3.error().message;
-  for (auto& t : rec.tasks)
+  for (auto& t : rec.tasks) {
     for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
+    t.skills.clear();  // and the rest of schema 4: no skills, every exchange a kernel request
+    for (auto& x : t.llm) x.purpose = "kernel";
+  }
   EXPECT_EQ(diff_record(rec, *r3), "");
+}
+
+// Schema 4 added the llm rows' `purpose` and the `skills` tables: a version 3
+// store reads with every exchange a kernel request and no skills.
+TEST(Hdf5Store, SchemaVersionThreeStoresStillRead) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "v3.h5";
+  sweep_record rec = make_record();
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  for (const char* t : {"/tasks/0", "/tasks/1"}) {
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills").has_value());
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills_text").has_value());
+  }
+  ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", 3).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  for (auto& t : rec.tasks) {
+    t.skills.clear();
+    for (auto& x : t.llm) x.purpose = "kernel";
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // also schema 4
+  }
+  EXPECT_EQ(diff_record(rec, *r), "");
+}
+
+TEST(Hdf5Store, SkillNotesRoundTripAndBadRowsAreNamed) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "skills.h5";
+  const sweep_record rec = make_record();
+  ASSERT_EQ(rec.tasks[0].skills.size(), 2u);
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(diff_record(rec, *r), "");
+  EXPECT_EQ(r->tasks[0].llm.back().purpose, "skill_note");
+  ASSERT_TRUE(store_remove_object(p, "/tasks/0/skills_text").has_value());
+  r = read_store(p);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("/tasks/0: missing dataset 'skills_text'"), std::string::npos) << r.error().message;
+  sweep_record bad = make_record();
+  bad.tasks[0].skills[0].parent = bad.tasks[0].skills[0].node;  // not its parent
+  auto w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("skill 0 is of node"), std::string::npos) << w.error().message;
+  bad = make_record();
+  bad.tasks[0].skills[1].exchange = 99;
+  w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("skill 1 names llm exchange 99"), std::string::npos) << w.error().message;
+  bad = make_record();
+  bad.tasks[0].llm[0].purpose = "chat";
+  w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("has purpose 'chat', expected kernel or skill_note"), std::string::npos)
+      << w.error().message;
 }
 
 TEST(Hdf5Store, LlmExchangesRoundTripAndBadRowsAreNamed) {
   temp_dir d = make_dir();
   const fs::path p = d.path() / "llm.h5";
   const sweep_record rec = make_record();
-  ASSERT_EQ(rec.tasks[0].llm.size(), 3u);
+  ASSERT_EQ(rec.tasks[0].llm.size(), 4u);
   ASSERT_TRUE(write_store(p, rec).has_value());
   auto r = read_store(p);
   ASSERT_TRUE(r.has_value()) << r.error().message;
