@@ -7,12 +7,16 @@
 # run. gemm_bias_relu runs its bf16 variant (the DPE multiplies 16-bit
 # floats): the sweep reads a copy of its YAML without the fp32 variant.
 # Usage: bench/mtia_emu_search.sh [OUT_DIR] [MAX_EVALUATIONS] [OPERATORS]
-# (OPERATORS: comma-separated, default all five)
+# (OPERATORS: comma-separated, default the five dense ones; the gather/segment
+# class is embedding_bag_sum,jagged_to_padded_dense,sequence_truncate, also
+# named `gather`; `all` runs all eight)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/runs/mtia_emu_bench}
 evals=${2:-16}
 ops=${3:-bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu}
+[ "$ops" = gather ] && ops=embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
+[ "$ops" = all ] && ops=bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu,embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
 kevolve=${KEVOLVE_BIN:-$root/build/kevolve}
 mkdir -p "$out"
 rm -f "$out/sweep.h5" "$out"/sweep.summary.*
