@@ -211,9 +211,10 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   const int64_t budget = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 16384 - (KVP_SLOTS + 1) * block * c.row_bytes -
                          4 * (block + 2 * window + 8) * 8;
   int64_t slots = KVP_SLOTS;
-  while (rows > 16 && slots * rows * (c.row_bytes + 8) > budget) rows /= 2;
+  // (runs stay multiples of 4 indices: every index DMA starts 32-byte aligned)
+  while (rows > 16 && slots * rows * (c.row_bytes + 8) > budget) rows = rows / 8 * 4;
   while (slots > 1 && slots * rows * (c.row_bytes + 8) > budget) --slots;
-  while (rows > 4 && slots * rows * (c.row_bytes + 8) > budget) rows /= 2;
+  while (rows > 4 && slots * rows * (c.row_bytes + 8) > budget) rows = rows / 8 * 4;
   c.gather_rows = int32_t(rows);
   c.slots = int32_t(slots);
   if (c.bags == 0 || c.dim == 0) return 0;
