@@ -8,6 +8,8 @@ namespace kevolve::emu::mtia {
 
 // Engines of a PE; each runs its own queue in order.
 enum engine : uint8_t { fi_in = 0, fi_out, dpe, re, se, vec, mlu, n_engines, no_engine = 255 };
+// The PE's scalar core as a CB producer/consumer (sc_peek / sc_push); not an engine queue.
+constexpr uint8_t scalar_core = n_engines;
 const char* engine_name(int e);
 
 // Commands the scalar core handles itself (no engine queue).
@@ -15,12 +17,14 @@ enum class cmd_kind : uint8_t {
   engine_op = 0,  // runs on `eng` (and `eng2` if set)
   fence,          // waits for every earlier command of the PE, then `work` cycles (next program)
   barrier,        // all PEs of the launch
+  scalar,         // the scalar core itself: waits for its deps, then `work` cycles on the issue clock
 };
 
 // Intrinsic ids (command::op), for looped-instruction grouping.
 enum op_id : uint8_t {
   op_none = 0, op_dma_in, op_dma_out, op_gather, op_load_b, op_mm, op_drain, op_send, op_recv, op_minmax,
-  op_se, op_vec, op_row_accum, op_transpose, op_copy, op_concat, op_pop, op_int, op_cmp, op_lm_gather
+  op_se, op_vec, op_row_accum, op_transpose, op_copy, op_concat, op_pop, op_int, op_cmp, op_lm_gather,
+  op_sc_peek, op_sc_push, op_fill, op_seg_sum
 };
 
 // A reference to a command: PE and index in that PE's trace.

@@ -54,6 +54,19 @@ int t_copy(kv_mtia_device* d, int32_t in, uint32_t f, int32_t off, int32_t r, in
 int t_concat(kv_mtia_device* d, int32_t a, int32_t b, uint32_t f, int32_t r, int32_t arb, int32_t brb, int32_t o) {
   return impl(d)->mlu_concat(a, b, f, r, arb, brb, o);
 }
+int t_peek(kv_mtia_device* d, int32_t cb, int32_t dt, int64_t i, uint32_t f, int64_t* v) {
+  return v ? impl(d)->sc_peek_int(cb, dt, i, f, v) : KV_MTIA_ERR_ARG;
+}
+int t_push(kv_mtia_device* d, int32_t cb, int32_t dt, const int64_t* v, int32_t n) {
+  return v ? impl(d)->sc_push_int(cb, dt, v, n) : KV_MTIA_ERR_ARG;
+}
+int t_fill(kv_mtia_device* d, int32_t o, int32_t r, int32_t c, int32_t dt, float v) {
+  return impl(d)->se_fill(o, r, c, dt, v);
+}
+int t_seg_sum(kv_mtia_device* d, int32_t in, uint32_t f, int32_t r, int32_t c, int32_t idt, int64_t base,
+              const kv_mtia_segments* s, int32_t acc, uint32_t af) {
+  return s ? impl(d)->re_segment_sum(in, f, r, c, idt, base, *s, acc, af) : KV_MTIA_ERR_ARG;
+}
 
 int t_int_op(kv_mtia_device* d, int32_t v, int32_t op, int32_t x, uint32_t xf, int32_t y, uint32_t yf, int32_t o,
              int32_t n, int32_t dt, uint64_t imm) {
@@ -81,7 +94,8 @@ device::device(params p) : p_(std::move(p)) {
   }
   api_ = kv_mtia_api{KV_MTIA_API_VERSION, sizeof(kv_mtia_api), t_launch, t_query, t_cb_alloc, t_cb_pop, t_loop,
                      t_barrier, t_dma_in, t_dma_out, t_gather, t_acc, t_load_b, t_mm, t_drain, t_send, t_recv,
-                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather};
+                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather,
+                     t_peek, t_push, t_fill, t_seg_sum};
   handle_.api = &api_;
   handle_.impl = this;
   const std::string bad = validate(p_);

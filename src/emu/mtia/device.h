@@ -83,12 +83,24 @@ class device {
           int32_t n, int32_t in_dtype);
   int lm_gather(bool on_vec, int32_t cb_table, uint32_t table_flags, int32_t table_elems, int32_t dtype,
                 int32_t cb_idx, uint32_t idx_flags, int32_t cb_out, int32_t n, int32_t offset);
+  // gather/segment class (scalar_seg.cpp)
+  int sc_peek_int(int32_t cb, int32_t dtype, int64_t index, uint32_t flags, int64_t* value);
+  int sc_push_int(int32_t cb, int32_t dtype, const int64_t* values, int32_t n);
+  int se_fill(int32_t cb_out, int32_t rows, int32_t cols, int32_t dtype, float value);
+  int re_segment_sum(int32_t cb_rows, uint32_t rows_flags, int32_t rows, int32_t cols, int32_t in_dtype,
+                     int64_t row_base, const kv_mtia_segments& seg, int32_t acc, uint32_t acc_flags);
 
  private:
   // error handling: the first error is sticky
   int fail(int status, const std::string& what);
   bool failed() const { return result_.status != 0; }
   pe_state* current_pe(const char* intrinsic);
+
+  // A run whose commands depend on data (peeks, padded gathers) needs the
+  // arithmetic: in a timing-only run such an intrinsic fails with this message
+  // and run_result::needs_functional set, and the caller reruns functionally.
+  int need_functional(const char* what);
+  command* record_scalar(pe_state& pe, uint8_t op, double work);
 
   // tracing helpers (trace.cpp)
   command* record(pe_state& pe, uint8_t op, uint8_t eng, double work);

@@ -93,12 +93,24 @@ int device::dma_gather(int32_t cb, uint64_t table, int64_t table_rows, int64_t r
     return fail(KV_MTIA_ERR_ARG, std::string(what) + ": indices must be KV_I32 or KV_I64");
   if (n_idx < 1 || table_rows < 1)
     return fail(KV_MTIA_ERR_ARG, std::string(what) + ": needs n_idx >= 1 and table_rows >= 1");
+  const bool pad = flags & KV_GATHER_ZERO_NEG;
+  if (pad && need_functional(what)) return result_.status;  // the bytes moved depend on the indices
   level lvl = level::none;
   uint8_t* base = nullptr;
   double table_charge = 0;
-  const kv_mtia_view tv{table, table_rows, row_bytes, row_stride};
-  if (check_view(tv, what, &lvl, &base, &table_charge)) return result_.status;
-  const double charged = table_charge / static_cast<double>(table_rows) * n_idx;
+  // Rows need not start on the alignment: the engine fetches the granules
+  // that cover each row (charged as check_view charges an unaligned stride).
+  if (row_stride < row_bytes && table_rows > 1)
+    return fail(KV_MTIA_ERR_ARG, std::string(what) + ": row_stride must be >= row_bytes");
+  const kv_mtia_view head{table, 1, row_bytes, row_bytes};  // alignment: the table's start only
+  if (check_view(head, what, &lvl, &base, &table_charge)) return result_.status;
+  if (!mem_.resolve(table, uint64_t(table_rows - 1) * uint64_t(row_stride) + uint64_t(row_bytes), nullptr))
+    return fail(KV_MTIA_ERR_ADDRESS, std::string(what) + ": the table is not inside one device allocation");
+  const uint64_t g = static_cast<uint64_t>(p_.dma_granule_bytes);
+  const double per_row = static_cast<double>(uint64_t(row_stride) % g == 0 || table_rows == 1
+                                                 ? round_up(uint64_t(row_bytes), g)
+                                                 : round_up(uint64_t(row_bytes), g) + g);
+  double charged = per_row * n_idx;
   command* c = record(*pe, op_gather, fi_in, charged);
   if (!c) return result_.status;
   c->lvl = static_cast<uint8_t>(lvl);
@@ -115,12 +127,18 @@ int device::dma_gather(int32_t cb, uint64_t table, int64_t table_rows, int64_t r
     } else {
       std::memcpy(&r, ids + 8 * i, 8);
     }
+    if (r < 0 && pad) {
+      std::memset(dst + int64_t(i) * row_bytes, 0, row_bytes);
+      charged -= per_row;
+      continue;
+    }
     if (r < 0 || r >= table_rows)
       return fail(KV_MTIA_ERR_ADDRESS, "pe " + std::to_string(pe->id) + ": " + what + ": index " + std::to_string(r) +
                                            " at position " + std::to_string(i) + " is outside the table's " +
                                            std::to_string(table_rows) + " rows");
     std::memcpy(dst + int64_t(i) * row_bytes, base + r * row_stride, row_bytes);
   }
+  pe->trace[idx].work = charged;  // padding rows move nothing
   return KV_MTIA_OK;
 }
 

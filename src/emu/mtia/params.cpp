@@ -58,6 +58,9 @@ const std::array<param_info, params::count>& param_table() {
       {"loop_max", &P::loop_max, true, 1, 1 << 20, "commands"},
       {"max_cbs", &P::max_cbs, true, 1, 1024, "buffers"},
       {"max_cb_slots", &P::max_cb_slots, true, 1, 1024, "slots"},
+      {"sc_load_cycles", &P::sc_load_cycles, false, 0, 1e4, "cycles"},
+      {"sc_store_cycles", &P::sc_store_cycles, false, 0, 1e4, "cycles"},
+      {"re_segment_cycles", &P::re_segment_cycles, false, 0, 1e4, "cycles"},
   }};
   return t;
 }
@@ -133,6 +136,9 @@ params mtia2i() {
   set(p, "loop_max", 4096, A, "not published; S4 auto-increment / multi-context instructions");
   set(p, "max_cbs", 32, A, "CB limits not published");
   set(p, "max_cb_slots", 16, A, "CB limits not published");
+  set(p, "sc_load_cycles", 4, A, "not published; load-to-use of an in-order RISC-V core from the PE's local memory");
+  set(p, "sc_store_cycles", 1, A, "not published; one store per cycle on the in-order scalar core");
+  set(p, "re_segment_cycles", 2, A, "not published; reading a boundary and switching accumulator rows");
   return p;
 }
 

@@ -58,8 +58,12 @@ struct params {
   double loop_max = 0;               // commands one looped instruction may cover
   double max_cbs = 0;                // circular buffers per PE
   double max_cb_slots = 0;
+  // scalar core and segments (gather/segment class)
+  double sc_load_cycles = 0;         // scalar core: load-to-use of one value from local memory
+  double sc_store_cycles = 0;        // scalar core: one value stored to local memory
+  double re_segment_cycles = 0;      // RE: per segment of a segmented row-accumulate
 
-  static constexpr std::size_t count = 40;
+  static constexpr std::size_t count = 43;
   std::array<provenance, count> prov{};
   std::array<std::string, count> source{};
 

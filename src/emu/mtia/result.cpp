@@ -7,7 +7,7 @@ namespace kevolve::emu::mtia {
 
 const char* engine_name(int e) {
   static const char* names[] = {"fi_in", "fi_out", "dpe", "re", "se", "vec", "mlu"};
-  return e >= 0 && e < n_engines ? names[e] : "none";
+  return e >= 0 && e < n_engines ? names[e] : e == scalar_core ? "scalar core" : "none";
 }
 
 const char* stall_name(int s) {

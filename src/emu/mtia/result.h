@@ -30,6 +30,10 @@ struct run_result {
   int status = 0;       // kv_mtia_status; 0 = ok
   std::string message;  // set when status != 0
   bool ok() const { return status == 0; }
+  // The kernel's commands depend on data it read (sc_peek, padded gathers):
+  // every run of it must be functional (see device::set_functional).
+  bool data_dependent = false;
+  bool needs_functional = false;  // set with the error of such a run in timing-only mode
 
   double cycles = 0;  // launches included
   double us = 0;

@@ -106,6 +106,16 @@ class replayer {
         *progress = true;
         continue;
       }
+      if (c.kind == cmd_kind::scalar) {  // a peek or push: in order, after its deps
+        if (!scalar_ready(c, &s.issue_clock)) return;
+        c.issue = s.issue_clock;
+        c.end = s.issue_clock += c.work;
+        s.issue_busy += c.work;
+        s.last_end = std::max(s.last_end, c.end);
+        ++s.issue_pos;
+        *progress = true;
+        continue;
+      }
       if (!drained(i)) return;
       const double t = std::max(s.issue_clock, s.last_end);
       c.issue = t;
@@ -123,6 +133,20 @@ class replayer {
       if (++arrived_ == active_) release_barrier();
       return;
     }
+  }
+
+  // Moves *clock to the end of every dep of a scalar-core command; false
+  // while one of them has not finished.
+  bool scalar_ready(const command& c, double* clock) const {
+    double t = *clock;
+    for (const cmd_ref& r : c.dep) {
+      if (r.none()) continue;
+      const double end = r.pe < pes_.size() ? pes_[r.pe].trace[r.idx].end : -1;
+      if (end < 0) return false;
+      t = std::max(t, end);
+    }
+    *clock = t;
+    return true;
   }
 
   void release_barrier() {

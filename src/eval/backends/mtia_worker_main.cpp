@@ -14,7 +14,8 @@
 // device memory. Tensors sit in SRAM when the whole call fits there, else in
 // DRAM (mtia_emu_shared.h). Kernel time is the emulator's; since it depends
 // only on the commands issued, every call of a TIME batch but the last runs
-// in timing-only mode (no arithmetic), and the last runs in full.
+// in timing-only mode (no arithmetic), and the last runs in full; kernels
+// that choose their commands from data they read always run in full.
 #include <dlfcn.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -83,6 +84,7 @@ struct worker_state {
   size_t workspace_bytes = 0;
   bool sram = true;
   emu::run_result last;
+  std::vector<char> data_dependent;  // per library: its runs need arithmetic
 };
 
 char* resolve(const worker_state& s, uint64_t encoded, size_t bytes) {
@@ -175,13 +177,20 @@ void send_reply(uint64_t nonce, wire::reply_status st, int rc, const std::vector
 }
 
 // One call on set `index`; returns the kernel's (or the emulator's) status.
+// A kernel whose commands depend on the data it reads (scalar peeks) always
+// runs with arithmetic: a timing-only call of it fails in the emulator with
+// needs_functional, and is repeated in full.
 int run_one(worker_state& s, uint32_t lib, size_t index, bool functional, int64_t* ns) {
+  if (s.data_dependent.size() <= lib) s.data_dependent.resize(size_t(lib) + 1, 0);
+  functional = functional || s.data_dependent[lib];
   if (functional) upload(s, s.mirrors[index]);
   s.dev->set_functional(functional);
   s.dev->begin_run();
   const int rc = s.kernels[lib](&s.args[index], s.dev->handle());
   s.last = s.dev->end_run();
   s.dev->set_functional(true);
+  if (s.last.data_dependent || s.last.needs_functional) s.data_dependent[lib] = 1;
+  if (!functional && s.last.needs_functional) return run_one(s, lib, index, true, ns);
   if (functional) download(s, s.mirrors[index]);
   *ns = std::max<int64_t>(1, std::llround(s.last.us * 1e3));
   if (!s.last.ok()) {

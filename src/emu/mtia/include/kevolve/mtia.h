@@ -51,8 +51,22 @@ typedef enum kv_mtia_status {
 /* Flags of an input operand. */
 #define KV_CB_POP 0u  /* pop the front slot after reading (default) */
 #define KV_CB_KEEP 1u /* keep it; a later read or kv_mtia_cb_pop frees it */
-/* kv_mtia_dpe_mm: start a fresh accumulation instead of adding. */
+/* kv_mtia_dpe_mm, kv_mtia_re_segment_sum: start a fresh accumulation instead of adding. */
 #define KV_MM_ZERO 2u
+/* kv_mtia_dma_gather (with the index flags): a negative index yields a row
+ * of zeros and moves no bytes (padding). */
+#define KV_GATHER_ZERO_NEG 4u
+
+/* Segment boundaries for kv_mtia_re_segment_sum: count + 1 non-decreasing
+ * integers (KV_I32 or KV_I64) starting at element `first` of the front slot
+ * of cb; segment s is the positions [b[first+s], b[first+s+1]). */
+typedef struct kv_mtia_segments {
+  int32_t cb;
+  uint32_t flags; /* KV_CB_KEEP keeps the boundary slot for the next call */
+  int32_t dtype;
+  int32_t first;
+  int32_t count;
+} kv_mtia_segments;
 
 /* A strided 2-D region of device memory: `rows` rows of `row_bytes`
  * contiguous bytes, row starts `stride_bytes` apart. With the default profile
@@ -144,6 +158,13 @@ typedef struct kv_mtia_api {
              uint32_t y_flags, int32_t cb_out, int32_t n, int32_t in_dtype);
   int (*lm_gather)(kv_mtia_device*, int32_t engine_vec, int32_t cb_table, uint32_t table_flags, int32_t table_elems,
                    int32_t dtype, int32_t cb_idx, uint32_t idx_flags, int32_t cb_out, int32_t n, int32_t offset);
+  /* gather/segment class (data-dependent control flow), see below */
+  int (*sc_peek_int)(kv_mtia_device*, int32_t cb, int32_t dtype, int64_t index, uint32_t flags, int64_t* value);
+  int (*sc_push_int)(kv_mtia_device*, int32_t cb, int32_t dtype, const int64_t* values, int32_t n);
+  int (*se_fill)(kv_mtia_device*, int32_t cb_out, int32_t rows, int32_t cols, int32_t dtype, float value);
+  int (*re_segment_sum)(kv_mtia_device*, int32_t cb_rows, uint32_t rows_flags, int32_t rows, int32_t cols,
+                        int32_t in_dtype, int64_t row_base, const struct kv_mtia_segments* seg, int32_t acc,
+                        uint32_t acc_flags);
 } kv_mtia_api;
 
 struct kv_mtia_device {
@@ -202,7 +223,10 @@ static inline int kv_mtia_dma_out(kv_mtia_device* d, kv_mtia_view dst, int32_t c
   return d->api->dma_out(d, &dst, cb, flags);
 }
 /* Indexed DMA: row idx[i] of table (table_rows rows, row_stride apart) for
- * i < n_idx, indices (KV_I32 or KV_I64) from the front slot of idx_cb. */
+ * i < n_idx, indices (KV_I32 or KV_I64) from the front slot of idx_cb,
+ * rows landing packed (row_bytes apart). table must be aligned; row_stride
+ * need not be (the engine fetches the granules that cover each row and is
+ * charged for them). idx_flags: KV_CB_KEEP, KV_GATHER_ZERO_NEG. */
 static inline int kv_mtia_dma_gather(kv_mtia_device* d, int32_t cb, uint64_t table, int64_t table_rows,
                                      int64_t row_bytes, int64_t row_stride, int32_t idx_cb, int32_t n_idx,
                                      int32_t idx_dtype, uint32_t idx_flags) {
@@ -339,6 +363,54 @@ static inline int kv_mtia_lm_gather(kv_mtia_device* d, int32_t engine_vec, int32
                                     int32_t cb_out, int32_t n, int32_t offset) {
   return d->api->lm_gather(d, engine_vec, cb_table, table_flags, table_elems, dtype, cb_idx, idx_flags, cb_out, n,
                            offset);
+}
+
+/* ---- scalar core on local memory, segments (gather/segment class) ------
+ * Data-dependent control flow: the program (the PE's scalar core) may read
+ * integers that a DMA or an engine put into a CB, and decide from them what
+ * to issue next (how many indices to gather, where a sequence starts). The
+ * scalar core is in order: a peek waits until the slot's producer has
+ * finished, then costs sc_load_cycles; every command after it issues later.
+ * Prefetch metadata (DMA the offsets of the next block before working on the
+ * current one) so the wait overlaps useful work. A peek reads only bytes the
+ * slot's producer wrote (else KV_MTIA_ERR_ARG), never a foreign or stale
+ * buffer. Host arithmetic on peeked values is free, but every value costs a
+ * peek: use it for metadata, not for data. */
+
+/* *value = element `index` (KV_I32 or KV_I64) of the front slot of cb
+ * (0 when the call fails).
+ * flags KV_CB_KEEP leaves the slot (the CB's engine consumer, or a later
+ * peek, frees it); KV_CB_POP frees it (the scalar core is then the CB's
+ * consumer). */
+static inline int kv_mtia_sc_peek_int(kv_mtia_device* d, int32_t cb, int32_t dtype, int64_t index, uint32_t flags,
+                                      int64_t* value) {
+  return d->api->sc_peek_int(d, cb, dtype, index, flags, value);
+}
+/* The scalar core writes n integers (KV_I32 or KV_I64, from host values) into
+ * the back slot of cb and pushes it: sc_store_cycles per value, after the
+ * slot is free. For metadata the program computed: gather indices, output
+ * offsets, counts to exchange through device memory. */
+static inline int kv_mtia_sc_push_int(kv_mtia_device* d, int32_t cb, int32_t dtype, const int64_t* values, int32_t n) {
+  return d->api->sc_push_int(d, cb, dtype, values, n);
+}
+/* The SE writes rows x cols copies of value (KV_F32, KV_F16 or KV_BF16) into
+ * the back slot of cb_out, at the SE rate: zero padding, constants. */
+static inline int kv_mtia_se_fill(kv_mtia_device* d, int32_t cb_out, int32_t rows, int32_t cols, int32_t dtype,
+                                  float value) {
+  return d->api->se_fill(d, cb_out, rows, cols, dtype, value);
+}
+/* Segmented row-accumulate on the RE: rows x cols values (in_dtype, packed,
+ * the front slot of cb_rows, e.g. from kv_mtia_dma_gather) are rows at
+ * positions row_base .. row_base + rows - 1; acc row s (fp32) += every row
+ * whose position lies in segment s of seg (rows outside all segments are
+ * skipped). acc_flags KV_MM_ZERO zeroes acc first. acc needs >= seg->count
+ * rows of cols. Cost: rows*cols fp32 values at re_bytes_per_cycle plus
+ * re_segment_cycles per segment. Drain with kv_mtia_re_drain. A bag that
+ * spans several gathers accumulates across calls (no KV_MM_ZERO). */
+static inline int kv_mtia_re_segment_sum(kv_mtia_device* d, int32_t cb_rows, uint32_t rows_flags, int32_t rows,
+                                         int32_t cols, int32_t in_dtype, int64_t row_base,
+                                         const kv_mtia_segments* seg, int32_t acc, uint32_t acc_flags) {
+  return d->api->re_segment_sum(d, cb_rows, rows_flags, rows, cols, in_dtype, row_base, seg, acc, acc_flags);
 }
 
 /* Device address of a kv_args tensor, and a view of rows of it. */
