@@ -48,7 +48,8 @@ void deliver(self_ptr self, sweep::outbox out) {
   for (auto& job : out.synthesis) {
     const caf::actor& s = w.synthesizers[self->state.next_synthesizer++ % w.synthesizers.size()];
     self->request(s, caf::infinite, synth_request{std::move(job)}).then([=](const synth_reply& r) {
-      deliver(self, self->state.w->core->on_written(r.job, r.result, now(self)));
+      auto& core = *self->state.w->core;
+      deliver(self, r.job.note ? core.on_noted(r.job, r.note, now(self)) : core.on_written(r.job, r.result, now(self)));
     });
   }
   for (auto& [rank, start] : out.starts) self->send(w.bridge, route_atom::value, int32_t(rank), caf::make_message(start));

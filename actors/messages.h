@@ -49,6 +49,7 @@ struct synth_request {
 struct synth_reply {
   sweep::synth_job job;
   synth::synthesis_result result;
+  synth::note_result note;  // when job.note
 };
 
 // Store actor -> coordinator: a checkpoint finished ("" or the error).
@@ -85,7 +86,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shape_measurement& x) {
   return f(caf::meta::type_name("shape_measurement"), x.node, x.shape, x.holdout, x.status, x.max_abs_error,
            x.candidate_median_s, x.candidate_p10_s, x.candidate_p90_s, x.baseline_median_s, x.speedup, x.achieved_gbs,
-           x.achieved_gflops, x.roofline_fraction, x.bottleneck);
+           x.achieved_gflops, x.roofline_fraction, x.bottleneck, x.torch_eager_median_s, x.torch_compile_median_s);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, rank_record& x) {
@@ -97,7 +98,8 @@ typename Inspector::result_type inspect(Inspector& f, rank_record& x) {
 namespace kevolve::sweep {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_settings& x) {
-  return f(caf::meta::type_name("eval_settings"), x.threads, x.budget_seconds, x.timeout_ms, x.trials, x.seed);
+  return f(caf::meta::type_name("eval_settings"), x.threads, x.budget_seconds, x.timeout_ms, x.trials, x.seed,
+           x.torch_baselines);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_request& x) {

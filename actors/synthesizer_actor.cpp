@@ -16,10 +16,11 @@ caf::behavior synthesizer_actor(caf::stateful_actor<synth_state>* self, const st
   if (auto s = synth::make_synthesizer(kind)) self->state.synthesizer = std::move(*s);
   return {
       [=](const synth_request& r) {
-        synth::synthesis_result out;
-        if (self->state.synthesizer) out = self->state.synthesizer->write(r.job.request);
-        else out.error = "no synthesizer named '" + kind + "'";
-        return synth_reply{r.job, std::move(out)};
+        synth_reply reply{r.job, {}, {}};
+        if (!self->state.synthesizer) reply.result.error = "no synthesizer named '" + kind + "'";
+        else if (r.job.note) reply.note = self->state.synthesizer->write_note(*r.job.note);
+        else reply.result = self->state.synthesizer->write(r.job.request);
+        return reply;
       },
   };
 }

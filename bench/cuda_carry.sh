@@ -2,7 +2,7 @@
 # Packs what bench/cuda_check.sh needs on a GPU machine that lacks the Debian
 # libraries (the lent device machine): the binaries of ./build, the shared
 # libraries they need that a stock Linux image may not have, and the data
-# (operators, ABI header, examples, test kernels). The CUDA runtime comes
+# (operators, ABI header, the PyTorch runner, examples, test kernels). The CUDA runtime comes
 # along; cuBLAS is taken from the GPU machine's CUDA toolkit.
 #   bench/cuda_carry.sh DEST   then on the GPU machine:   DEST/run.sh  (or DEST/run_sweep.sh [PHASE...])
 set -euo pipefail
@@ -21,6 +21,8 @@ for b in "$DEST"/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
   while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
 cp -r "$ROOT/config" "$ROOT/knowledge" "$ROOT/data" "$ROOT/bench" "$DEST/"
 cp -r "$ROOT/src/abi" "$DEST/src/"
+# The PyTorch baselines' runner (the evaluator runs it with the GPU node's python3).
+mkdir -p "$DEST/src/eval" && cp "$ROOT/src/eval/torch_baseline.py" "$DEST/src/eval/"
 # oneDNN (the CPU baseline conv1d checks large shapes against) when installed
 # here: headers and library, compressed (the library alone is 38 MB).
 if [ -f /usr/include/dnnl.hpp ]; then

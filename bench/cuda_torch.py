@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""PyTorch eager and torch.compile on the GPU, timed with
-triton.testing.do_bench (median, L2 flushed before each call), next to
-kevolve's verdicts (CUDA events per call in the worker, inputs rotated over
-more than twice the L2).
+"""PyTorch eager and torch.compile on the GPU next to kevolve's verdicts
+(CUDA events per call in the worker, inputs rotated over more than twice the
+L2). Where the evaluator measured them itself (a verdict's torch_eager and
+torch_compile, a store's torch_*_median_s), those times are used; otherwise
+the operator's `torch` expression from its YAML is timed here with
+triton.testing.do_bench (median, L2 flushed before each call).
 
 usage: cuda_torch.py OPERATORS_DIR COPY_GBS [--times FILE] EVAL_JSON...
   One verdict per kernel (kevolve eval --json); shapes come from
@@ -25,115 +27,68 @@ import yaml
 
 # torch and triton are imported when something must be timed: tables from
 # stored times need neither.
-torch = F = triton = None
+torch = triton = runner = None
 
 
 def load_torch():
-    global torch, F, triton
+    global torch, triton, runner
     if torch is None:
         import torch as t
-        import torch.nn.functional as f
         import triton as tr
         import triton.testing  # noqa: F401 - makes tr.testing available
-        torch, F, triton = t, f, tr
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "eval"))
+        import torch_baseline as rn  # the evaluator's runner: the YAML expression as a function
+        torch, triton, runner = t, tr, rn
         torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
         torch.backends.cudnn.allow_tf32 = False
-
-M31 = (1 << 31) - 1
-M63 = (1 << 63) - 1
-
-
-def s64(u):
-    return u - (1 << 64) if u >= (1 << 63) else u
-
 
 def offsets(b, total, dev):
     cuts = torch.sort(torch.randint(0, total + 1, (b - 1,), device=dev)).values
     return torch.cat([torch.zeros(1, dtype=torch.int64, device=dev), cuts, torch.full((1,), total, device=dev)])
 
 
-def make_inputs(op, s):
-    """Inputs like the YAML's first generators; returns (args, expression)."""
+def make_args(op, s):
+    """Inputs like the YAML's first generators, in the YAML's input order."""
     dev = "cuda"
     if op == "softmax":
-        return [torch.randn(s["B"], s["N"], device=dev) * 2], lambda x: torch.softmax(x, dim=-1)
+        return [torch.randn(s["B"], s["N"], device=dev) * 2]
     if op == "layernorm":
         n = s["N"]
-        args = [torch.randn(s["B"], n, device=dev), 1 + 0.2 * torch.randn(n, device=dev), 0.2 * torch.randn(n, device=dev)]
-        return args, lambda x, g, b: F.layer_norm(x, (n,), g, b, 1e-5)
+        return [torch.randn(s["B"], n, device=dev), 1 + 0.2 * torch.randn(n, device=dev), 0.2 * torch.randn(n, device=dev)]
     if op == "rmsnorm":
-        args = [torch.randn(s["B"], s["N"], device=dev), 1 + 0.2 * torch.randn(s["N"], device=dev)]
-        return args, lambda x, g: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+        return [torch.randn(s["B"], s["N"], device=dev), 1 + 0.2 * torch.randn(s["N"], device=dev)]
     if op == "bias_gelu":
-        args = [torch.randn(s["B"], s["N"], device=dev), 0.5 * torch.randn(s["N"], device=dev)]
-        return args, lambda x, b: F.gelu(x + b)
+        return [torch.randn(s["B"], s["N"], device=dev), 0.5 * torch.randn(s["N"], device=dev)]
     if op == "embedding_bag_sum":
-        args = [torch.randn(s["E"], s["D"], device=dev), torch.randint(0, s["E"], (s["NNZ"],), device=dev),
+        return [torch.randn(s["E"], s["D"], device=dev), torch.randint(0, s["E"], (s["NNZ"],), device=dev),
                 offsets(s["B"], s["NNZ"], dev)]
-        return args, lambda t, i, o: F.embedding_bag(i, t, o[:-1], mode="sum")
     if op == "bucketize":
-        args = [torch.rand(s["N"], device=dev) * 2.5 - 1.25,
-                torch.sort(torch.rand(s["NB"], device=dev) * 2 - 1).values]
-        return args, lambda x, b: torch.bucketize(x, b, out_int32=True)
+        return [torch.rand(s["N"], device=dev) * 2.5 - 1.25, torch.sort(torch.rand(s["NB"], device=dev) * 2 - 1).values]
     if op == "feature_hash":
-        t, salt = s["TABLE"], s["SALT"]
-        c1, c2 = s64(0xFF51AFD7ED558CCD), s64(0xC4CEB9FE1A85EC53)
-
-        def fh(ids):
-            k = ids ^ salt
-            k = k ^ ((k >> 33) & M31)
-            k = k * c1
-            k = k ^ ((k >> 33) & M31)
-            k = k * c2
-            k = k ^ ((k >> 33) & M31)
-            # unsigned k mod t without uint64: (2 * ((k >>> 1) mod t) + (k & 1)) mod t
-            return (2 * (((k >> 1) & M63) % t) + (k & 1)) % t
-        return [torch.randint(0, 1 << 40, (s["N"],), device=dev)], fh
-    if op == "jagged_to_padded_dense":
-        b, l, d = s["B"], s["L"], s["D"]
-        args = [torch.randn(s["TOTAL"], d, device=dev), offsets(b, s["TOTAL"], dev)]
-        ar = torch.arange(l, device=dev)
-
-        def j2p(v, o):
-            ln = (o[1:] - o[:-1])[:, None]
-            idx = (o[:-1, None] + ar[None, :]).clamp(max=v.shape[0] - 1)
-            return torch.where((ar[None, :] < ln)[..., None], v[idx], 0.0)
-        return args, j2p
-    if op == "sequence_truncate":
-        b, k, d = s["B"], s["K"], s["D"]
-        args = [torch.randn(s["TOTAL"], d, device=dev), offsets(b, s["TOTAL"], dev)]
-        r = torch.arange(k, device=dev)[None, :]
-        bk = (torch.arange(b, device=dev) * k)[:, None]
-
-        def trunc(v, o):
-            n = (o[1:] - o[:-1]).clamp(max=k)
-            out_off = torch.cat([o[:1] * 0, torch.cumsum(n, 0)])
-            ob, end, n2 = out_off[:-1, None], o[1:, None], n[:, None]
-            keep = r < n2
-            dst = torch.where(keep, ob + r, out_off[-1] + bk - ob + (r - n2)).flatten()
-            src = (end - n2 + r).clamp(0, v.shape[0] - 1)
-            rows = torch.where(keep[..., None], v[src], 0.0).reshape(b * k, d)
-            return out_off, torch.empty_like(rows).index_copy_(0, dst, rows)
-        return args, trunc
+        return [torch.randint(0, 1 << 40, (s["N"],), device=dev)]
+    if op in ("jagged_to_padded_dense", "sequence_truncate"):
+        return [torch.randn(s["TOTAL"], s["D"], device=dev), offsets(s["B"], s["TOTAL"], dev)]
     if op == "dot_interaction":
-        f = s["F"]
-        li, lj = torch.tril_indices(f, f, offset=-1, device=dev)
-        idx = li * f + lj
-
-        def dot(x):
-            z = torch.bmm(x, x.transpose(1, 2))
-            return z.reshape(x.shape[0], f * f)[:, idx]
-        return [torch.randn(s["B"], f, s["D"], device=dev)], dot
+        return [torch.randn(s["B"], s["F"], s["D"], device=dev)]
     if op == "conv1d":
-        args = [torch.randn(s["B"], s["Cin"], s["L"], device=dev), 0.05 * torch.randn(s["Cout"], s["Cin"], s["Kw"], device=dev),
+        return [torch.randn(s["B"], s["Cin"], s["L"], device=dev), 0.05 * torch.randn(s["Cout"], s["Cin"], s["Kw"], device=dev),
                 0.5 * torch.randn(s["Cout"], device=dev)]
-        p = s["P"]
-        return args, lambda x, w, b: F.conv1d(x, w, b, padding=p)
     if op == "gemm_bias_relu":
-        args = [torch.rand(s["M"], s["K"], device=dev) * 2 - 1, 0.05 * torch.randn(s["K"], s["N"], device=dev),
+        return [torch.rand(s["M"], s["K"], device=dev) * 2 - 1, 0.05 * torch.randn(s["K"], s["N"], device=dev),
                 0.5 * torch.randn(s["N"], device=dev)]
-        return args, lambda a, b, bias: torch.relu(a @ b + bias)
-    raise SystemExit(f"cuda_torch.py: no torch expression for operator '{op}'")
+    raise SystemExit(f"cuda_torch.py: no inputs for operator '{op}'")
+
+
+def make_inputs(ops_dir, op, s):
+    """(args, fn): the operator's `torch` expression from its YAML, as the
+    evaluator's runner (src/eval/torch_baseline.py) builds it, with the params
+    bound (their value expressions over the shape's symbols)."""
+    spec = yaml.safe_load(open(f"{ops_dir}/{op}.yaml"))
+    params = spec.get("params") or []
+    values = [eval(str(p["value"]).replace("^", "**"), {}, dict(s)) for p in params]
+    values = [float(v) if p["type"] == "float" else int(v) for p, v in zip(params, values)]
+    f = runner.make_function(spec["torch"], [t["name"] for t in spec["inputs"]] + [p["name"] for p in params])
+    return make_args(op, s), lambda *a: f(*a, *values)
 
 
 def time_fn(fn, args):
@@ -142,10 +97,10 @@ def time_fn(fn, args):
     return triton.testing.do_bench(lambda: fn(*args), warmup=25, rep=100, return_mode="median") * 1e-3
 
 
-def time_torch(op, shape):
+def time_torch(ops_dir, op, shape):
     load_torch()
     torch.manual_seed(0)
-    args, fn = make_inputs(op, shape)
+    args, fn = make_inputs(ops_dir, op, shape)
     eager = time_fn(fn, args)
     try:
         compiled = time_fn(torch.compile(fn), args)
@@ -182,7 +137,8 @@ def store_rows(store, peak_gflops, ops_dir, copy_gbs, torch_times):
                 if m["holdout"]:
                     continue
                 sh = txt(m, "shape")
-                eager, compiled = torch_times(op, shapes[sh])
+                stored = [float(m[k]) if k in m.dtype.names else 0.0 for k in ("torch_eager_median_s", "torch_compile_median_s")]
+                eager, compiled = stored if all(stored) else torch_times(op, shapes[sh])
                 k = float(m["candidate_median_s"])
                 mem = float(m["achieved_gbs"]) * k / copy_gbs
                 comp = float(m["achieved_gflops"]) * k / peak_gflops
@@ -209,7 +165,7 @@ def main():
         if key not in times and not time_missing:
             return float("nan"), float("nan")
         if key not in times:
-            times[key] = time_torch(op, shape)
+            times[key] = time_torch(ops_dir, op, shape)
             print(f"torch {key}: eager {times[key][0]*1e6:.1f} us, compile {times[key][1]*1e6:.1f} us", file=sys.stderr,
                   flush=True)
             if times_file:
@@ -237,7 +193,9 @@ def main():
         for s in v["shapes"]:
             if s["holdout"]:
                 continue
-            eager, compiled = torch_times(op, shapes[s["shape"]])
+            # The evaluator's own PyTorch times (same inputs, timed like the kernel) when it measured them.
+            mine = [s.get(k, {}).get("median_s") for k in ("torch_eager", "torch_compile")]
+            eager, compiled = mine if all(mine) else torch_times(op, shapes[s["shape"]])
             mem = s["bytes"] / (copy_gbs * 1e9)
             comp = s["flops"] / (v["hardware"]["peak_gflops"] * 1e9)
             rows.append((kernel, s["shape"], s["candidate"]["median_s"], s["baseline"]["median_s"], eager, compiled,

@@ -7,15 +7,19 @@
 # run. gemm_bias_relu runs its bf16 variant (the DPE multiplies 16-bit
 # floats): the sweep reads a copy of its YAML without the fp32 variant.
 # Usage: bench/mtia_emu_search.sh [OUT_DIR] [MAX_EVALUATIONS] [OPERATORS]
-# (OPERATORS: comma-separated, default the first five; `all` adds bucketize
-# and feature_hash, whose searches run on the SE / vector core's integer,
-# compare and local-gather intrinsics)
+# (OPERATORS: comma-separated, default the five dense ones; `gather` is
+# embedding_bag_sum,jagged_to_padded_dense,sequence_truncate (scalar peeks,
+# indexed gathers, segmented sums); `integer` is bucketize,feature_hash (the
+# SE / vector core's integer, compare and local-gather intrinsics); `all`
+# runs all ten)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/runs/mtia_emu_bench}
 evals=${2:-16}
 ops=${3:-bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu}
-[ "$ops" = all ] && ops=bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu,bucketize,feature_hash
+[ "$ops" = gather ] && ops=embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
+[ "$ops" = integer ] && ops=bucketize,feature_hash
+[ "$ops" = all ] && ops=bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu,bucketize,feature_hash,embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
 kevolve=${KEVOLVE_BIN:-$root/build/kevolve}
 mkdir -p "$out"
 rm -f "$out/sweep.h5" "$out"/sweep.summary.*

@@ -24,6 +24,8 @@ packages=(
   python3 python3-numpy python3-h5py python3-torch
   # the HTML report's test renders it headless
   chromium
+  # the hip backend: hipcc (clang-15, ROCm 5.2) compiles for AMD GPUs offline; the HIP runtime for AMD nodes
+  hipcc libamdhip64-dev rocm-device-libs
   # batch scripts in slurm/ and their test on a single-node cluster (no slurmdbd needed)
   slurm-wlm munge
 )

@@ -11,6 +11,7 @@
 #include "common/subprocess.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/hip_backend.h"
 
 namespace kevolve::app {
 namespace {
@@ -34,6 +35,28 @@ std::string find_line(const std::string& text, const std::string& needle) {
   return text.substr(start, text.find('\n', pos) - start);
 }
 
+// ROCm/hipcc, the offload archs the compiler accepts (asked, never assumed),
+// /dev/kfd and hipGetDeviceCount (through kevolve-hip-probe).
+nlohmann::json hip_section() {
+  nlohmann::json h;
+  h["hipcc"] = eval::hipcc_path();
+  eval::hip_compiler c(cache_root() / "compile" / "hip", std::chrono::seconds(60), {"gfx90a"});
+  auto tool = c.toolchain();
+  h["toolchain"] = tool ? tool->substr(0, tool->find(" (")) : "";  // "hipcc clang 15.0.6"
+  if (!tool) h["error"] = tool.error().message;
+  if (tool) {
+    for (const char* a : {"gfx90a", "gfx940", "gfx942"}) h["accepts"][a] = eval::hipcc_knows_arch(a);
+    h["offload_archs"] = eval::hip_offload_archs();
+  }
+  h["kfd"] = std::filesystem::exists("/dev/kfd");
+  const auto probe = eval::hip_probe_executable();
+  h["devices"] = std::filesystem::exists(probe) ? probe_tool({probe.string(), "--count"}) : "kevolve-hip-probe not built";
+  h["runs_kernels"] = eval::hip_cannot_run_here().empty();
+  h["verdicts"] = eval::hip_cannot_run_here().empty() ? "full protocol (unverified on AMD hardware)"
+                                                      : "compile_only: " + eval::hip_cannot_run_here();
+  return h;
+}
+
 }  // namespace
 
 int run_doctor(const cli::doctor_command& cmd) {
@@ -48,12 +71,13 @@ int run_doctor(const cli::doctor_command& cmd) {
   j["tools"]["nvcc"] = find_line(probe_tool({"sh", "-c", "nvcc --version 2>&1 | tail -2 | head -1"}), "release");
   if (j["tools"]["nvcc"].get<std::string>().empty() && std::filesystem::exists("/usr/local/cuda/bin/nvcc"))
     j["tools"]["nvcc"] = probe_tool({"sh", "-c", "/usr/local/cuda/bin/nvcc --version | grep release"});
-  j["tools"]["hipcc"] = std::filesystem::exists("/usr/bin/hipcc") ? "present (/usr/bin/hipcc)" : "";
+  j["hip"] = hip_section();
+  j["tools"]["hipcc"] = j["hip"]["toolchain"];
   j["tools"]["mpirun"] = probe_tool({"mpirun", "--version"});
   j["tools"]["slurm"] = probe_tool({"sinfo", "--version"});
   j["tools"]["python3-torch"] = probe_tool({"/usr/bin/python3", "-c", "import torch; print('torch', torch.__version__)"});
   j["gpus"]["nvidia"] = probe_tool({"nvidia-smi", "-L"});
-  j["gpus"]["amd"] = std::filesystem::exists("/dev/kfd") ? "present (/dev/kfd)" : "";
+  j["gpus"]["amd"] = j["hip"]["runs_kernels"].get<bool>() ? j["hip"]["devices"].get<std::string>() : "";
   j["libraries"]["openblas"] = std::filesystem::exists("/usr/include/x86_64-linux-gnu/cblas.h");
   j["libraries"]["onednn"] = std::filesystem::exists("/usr/include/dnnl.h");
 
@@ -76,6 +100,8 @@ int run_doctor(const cli::doctor_command& cmd) {
       j["cuda"] = {{"error", gpu.error().message}};
     }
   }
+  if (!j["hip"]["toolchain"].get<std::string>().empty())
+    backends.push_back(j["hip"]["runs_kernels"].get<bool>() ? "hip" : "hip (compile_only)");
   j["backends"] = backends;
 
   if (cmd.json) {
@@ -100,6 +126,21 @@ int run_doctor(const cli::doctor_command& cmd) {
                 gpu->peak_gflops_matrix, gpu->peak_gflops_fp32);
   else if (j.contains("cuda"))
     std::printf("cuda\n  not usable     %s\n", gpu.error().message.c_str());
+  {
+    const auto& h = j["hip"];
+    std::string archs, accepts;
+    if (h.contains("offload_archs"))
+      for (const auto& a : h["offload_archs"]) archs += (archs.empty() ? "" : ", ") + a.get<std::string>();
+    if (h.contains("accepts"))
+      for (const auto& [a, ok] : h["accepts"].items()) accepts += (accepts.empty() ? "" : ", ") + a + (ok.get<bool>() ? " yes" : " no");
+    std::printf("hip\n");
+    show("hipcc", h["toolchain"].get<std::string>());
+    show("accepts", accepts);
+    show("offload archs", archs);
+    show("/dev/kfd", h["kfd"].get<bool>() ? "present" : "");
+    show("devices", h["devices"].get<std::string>());
+    show("verdicts", h["verdicts"].get<std::string>());
+  }
   std::string list;
   for (const auto& b : backends) list += (list.empty() ? "" : ", ") + b;
   std::printf("backends this build can evaluate: %s\n", list.c_str());

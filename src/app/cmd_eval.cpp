@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/hip_probe.h"
 #include "eval/backends/mtia_emu_backend.h"
 #include "eval/evaluator.h"
 #include "report/verdict_table.h"
@@ -26,12 +27,17 @@ int run_eval(const cli::eval_command& cmd) {
   o.call_timeout = std::chrono::milliseconds(cmd.timeout_ms);
   o.time_budget_seconds = cmd.budget_seconds;
   o.verify_trials = cmd.trials;
+  if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
 
-  auto hw = cmd.backend == "cuda"       ? eval::cuda_hardware_profile(false)
-            : cmd.backend == "mtia_emu" ? eval::mtia_hardware_profile()
-                                        : eval::cpu_hardware_profile(o.threads, false);
+  // hip_on_cuda: HIP sources on the NVIDIA GPU, verified only (the evaluator never times them).
+  auto hw = cmd.backend == "cuda" || cmd.backend == "hip_on_cuda" ? eval::cuda_hardware_profile(false)
+            : cmd.backend == "hip"                                ? eval::hip_hardware_profile(false)
+            : cmd.backend == "mtia_emu"                           ? eval::mtia_hardware_profile()
+                                                                  : eval::cpu_hardware_profile(o.threads, false);
+  if (hw && cmd.backend == "hip_on_cuda") hw->backend = "hip_on_cuda";
   // A node without a GPU cannot run the cuda backend: a usage error, not an internal one.
-  if (!hw && cmd.backend == "cuda") return report_error({errc::invalid_input, "--backend cuda: " + hw.error().message});
+  if (!hw && (cmd.backend == "cuda" || cmd.backend == "hip_on_cuda"))
+    return report_error({errc::invalid_input, "--backend " + cmd.backend + ": " + hw.error().message});
   if (!hw) return report_error(hw.error());
   auto ev = eval::evaluator::create(*op, cmd.variant, o, *hw);
   if (!ev) return report_error(ev.error());

@@ -1,12 +1,9 @@
 #include <cstdio>
-#include <map>
 
 #include "app/commands.h"
+#include "app/store_skills.h"
 #include "common/fs.h"
 #include "knowledge/knowledge_base.h"
-#include "knowledge/skills.h"
-#include "spec/operator_loader.h"
-#include "spec/sweep_spec.h"
 #include "store/hdf5_store.h"
 
 namespace kevolve::app {
@@ -21,22 +18,7 @@ std::string joined(const std::vector<std::string>& v, const char* none = "any") 
 int promote(const cli::kb_command& cmd) {
   auto record = store::read_store(cmd.store);
   if (!record) return report_error(record.error());
-  // Operator classes: from the catalog, or from the operator files the
-  // sweep's config named (operators known only from a YAML path).
-  std::map<std::string, std::string> classes;
-  if (auto dir = temp_dir::create("kevolve-promote-")) {
-    const auto f = dir->path() / "sweep.yaml";
-    if (write_file_atomic(f, record->config_yaml))
-      if (auto sweep = spec::load_sweep(f))
-        for (const auto& entry : sweep->operators)
-          if (auto op = spec::find_operator(entry)) classes[op->name] = op->op_class;
-  }
-  auto op_class = [&classes](const std::string& name) {
-    if (auto it = classes.find(name); it != classes.end()) return it->second;
-    auto op = spec::find_operator(name);
-    return op ? op->op_class : std::string();
-  };
-  const auto skills = knowledge::distill_skills(*record, cmd.min_speedup, op_class, cmd.store);
+  const auto skills = store_skills(*record, cmd.min_speedup, cmd.store);
   const std::filesystem::path dir = cmd.dir.empty() ? knowledge::knowledge_base::default_root() / "skills" : std::filesystem::path(cmd.dir);
   for (const auto& s : skills) {
     const auto path = dir / s.file;

@@ -10,6 +10,7 @@
 #include "actors/runtime.h"
 #include "app/commands.h"
 #include "app/run_display.h"
+#include "app/store_skills.h"
 #include "common/fs.h"
 #include "report/summary.h"
 #include "spec/sweep_spec.h"
@@ -107,10 +108,24 @@ int run_sweep(const cli::run_command& cmd) {
     if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
     return leave(link.get(), true, code);
   }
+  // The skills of the --seed-from stores: priors and retrieved notes for
+  // every synthesizer, as if promoted (nothing is written to knowledge/).
+  std::vector<synth::seed_skill> seed_skills;
+  for (size_t i = 0; i < options.seed_from.size(); ++i)
+    for (auto& d : store_skills((*scheduler)->seed_stores()[i], 0.0, options.seed_from[i].string()))
+      seed_skills.push_back({options.seed_from[i].string() + "#" + d.file, std::move(d.text)});
+  const size_t seed_skill_count = seed_skills.size();
+  if (auto r = synth::set_seed_skills(std::move(seed_skills)); !r) {
+    const int code = report_error(r.error());
+    if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
+    return leave(link.get(), true, code);
+  }
   const int ranks = link ? link->size() : 1;
   std::printf("sweep %s -> %s (%zu operators, %s, %s)\n", cmd.config.c_str(), options.store.c_str(), spec->operators.size(),
               options.resume ? "resumed" : "new",
               ranks > 1 ? (std::to_string(ranks - 1) + " evaluator ranks").c_str() : "one process");
+  if (!options.seed_from.empty())
+    std::printf("%zu skill(s) from the --seed-from stores start the synthesizers\n", seed_skill_count);
   std::fflush(stdout);
 
   actors::coordinator_run run;

@@ -186,10 +186,12 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "threads", po::value<int>(&e.threads)->default_value(0), "threads for kernels (0: all)")(
           "timeout-ms", po::value<int>(&e.timeout_ms)->default_value(10000), "hard limit of one kernel call")(
           "budget", po::value<double>(&e.budget_seconds)->default_value(0.4), "timing seconds per shape and side")(
-          "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape");
+          "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape")(
+          "torch", po::value<std::string>(&e.torch)->default_value("auto"),
+          "PyTorch eager/torch.compile beside the baseline: auto (on for cuda), on, off");
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|mtia_emu --kernel FILE [options]");
+        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|hip|hip_on_cuda|mtia_emu --kernel FILE [options]");
         return cl;
       }
       po::variables_map evm;
@@ -199,9 +201,13 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
         for (const auto& s : evm["shapes"].as<std::vector<std::string>>())
           if (s != "all") e.shapes.push_back(s);
       }
-      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "mtia_emu")
-        return make_error(errc::invalid_input,
-                          "--backend: '" + e.backend + "' is not available in this build (available: cpu, cuda, mtia_emu)");
+      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "hip" && e.backend != "hip_on_cuda" &&
+          e.backend != "mtia_emu")
+        return make_error(errc::invalid_input, "--backend: '" + e.backend +
+                                                   "' is not available in this build (available: cpu, cuda, hip, "
+                                                   "hip_on_cuda, mtia_emu)");
+      if (e.torch != "auto" && e.torch != "on" && e.torch != "off")
+        return make_error(errc::invalid_input, "--torch: must be auto, on or off, got '" + e.torch + "'");
       if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)
         return make_error(errc::invalid_input, "--timeout-ms, --budget and --trials must be positive, --threads >= 0");
       return cl;

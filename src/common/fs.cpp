@@ -59,9 +59,9 @@ expected<void> write_file_atomic(const fs::path& path, const std::string& conten
   return {};
 }
 
-expected<temp_dir> temp_dir::create(const std::string& prefix) {
+expected<temp_dir> temp_dir::create(const std::string& prefix, const fs::path& in) {
   const char* base = std::getenv("TMPDIR");
-  fs::path root = (base && *base) ? fs::path(base) : fs::temp_directory_path();
+  fs::path root = !in.empty() ? in : (base && *base) ? fs::path(base) : fs::temp_directory_path();
   std::string tmpl = (root / (prefix + "XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
     return make_error(errc::io_error, "cannot create temporary directory in " + root.string() + ": " + std::strerror(errno));

@@ -17,7 +17,8 @@ expected<void> write_file_atomic(const std::filesystem::path& path, const std::s
 // A directory created with mkdtemp and removed (recursively) on destruction.
 class temp_dir {
  public:
-  static expected<temp_dir> create(const std::string& prefix);
+  // In `root`, else $TMPDIR, else the system's temporary directory.
+  static expected<temp_dir> create(const std::string& prefix, const std::filesystem::path& root = {});
   temp_dir(temp_dir&& other) noexcept;
   temp_dir& operator=(temp_dir&& other) noexcept;
   temp_dir(const temp_dir&) = delete;

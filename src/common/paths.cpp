@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace kevolve {
 namespace fs = std::filesystem;
@@ -32,6 +34,18 @@ fs::path worker_executable() {
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) return self.parent_path() / "kevolve-worker";
   return "kevolve-worker";
+}
+
+fs::path python_executable() {
+  if (const char* p = env("KEVOLVE_PYTHON")) return p;
+  const std::string path = env("PATH") ? env("PATH") : "/usr/bin:/bin";
+  for (size_t begin = 0; begin <= path.size();) {
+    const size_t end = std::min(path.find(':', begin), path.size());
+    const fs::path candidate = fs::path(path.substr(begin, end - begin)) / "python3";
+    if (end > begin && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    begin = end + 1;
+  }
+  return "python3";
 }
 
 const char* kevolve_version() { return KEVOLVE_VERSION; }

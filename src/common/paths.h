@@ -1,6 +1,6 @@
 // Where kevolve finds its data (operators, ABI header, knowledge) and keeps
 // its caches. Environment overrides: KEVOLVE_HOME, KEVOLVE_CACHE_DIR,
-// KEVOLVE_WORKER.
+// KEVOLVE_WORKER, KEVOLVE_PYTHON.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +16,10 @@ std::filesystem::path cache_root();
 
 // The kevolve-worker executable: $KEVOLVE_WORKER, else beside this binary.
 std::filesystem::path worker_executable();
+
+// The Python that runs the PyTorch baselines: $KEVOLVE_PYTHON, else python3
+// found on PATH (an absolute path), else "python3".
+std::filesystem::path python_executable();
 
 const char* kevolve_version();
 

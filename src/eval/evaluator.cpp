@@ -106,6 +106,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   auto be = make_backend(hardware.backend, options.compile_timeout);
   if (!be) return tl::unexpected(be.error());
   e->backend_ = std::move(*be);
+  if (std::string(e->backend_->name()) == "hip_on_cuda") e->options_.verify_only = true;
   // The reference (and the CPU baseline that stands in for it at large
   // shapes) always runs on the CPU.
   cpu_backend cpu(cache_root() / "compile" / "cpu", options.compile_timeout);
@@ -127,18 +128,23 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!base) return tl::unexpected(base.error());
   auto timed_base = base;
   e->baseline_name_ = op.baseline.name;
-  if (std::string(e->backend_->name()) != "cpu") {
-    const bool cuda = std::string(e->backend_->name()) == "cuda";
-    const spec::baseline_spec& bs = cuda ? op.cuda_baseline : op.mtia_baseline;
-    const std::string key = cuda ? "cuda_baseline" : "mtia_baseline";
+  if (std::string(e->backend_->baseline_key()) != "baseline") {
+    const std::string key = e->backend_->baseline_key();
+    const spec::baseline_spec& bs = key == "cuda_baseline" ? op.cuda_baseline
+                                    : key == "hip_baseline" ? op.hip_baseline
+                                                            : op.mtia_baseline;
     if (bs.source.empty())
       return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no '" + key +
                                                  "' {name, source, libraries}, which the " + e->backend_->name() +
                                                  " backend times candidates against");
-    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (key.substr(0, 4) + " baseline").c_str());
+    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (key.substr(0, key.find('_')) + " baseline").c_str());
     if (!timed_base) return tl::unexpected(timed_base.error());
     e->baseline_name_ = bs.name;
   }
+  // A backend that cannot run here (hip without an AMD GPU) only compiles:
+  // no inputs, no reference, no workers.
+  e->cannot_run_ = e->backend_->cannot_run_here();
+  if (!e->cannot_run_.empty()) return e;
   // One input set per verification trial: an emulator has no cache to flush.
   if (e->backend_->deterministic_timer()) e->options_.rotation_bytes = 0;
 
@@ -147,6 +153,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!data) return tl::unexpected(data.error());
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
+  e->configure_torch();
 
   if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -163,7 +170,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   v.backend = backend_->name();
   v.baseline = baseline_name_;
   v.hardware = hw_.name + " (" + hw_.model +
-               (backend_->keeps_device_copies() || backend_->deterministic_timer()
+               (backend_->keeps_device_copies() || backend_->deterministic_timer() || !data_
                     ? std::string(")")
                     : ", " + std::to_string(data_->threads()) + " threads)");
   v.peak_bandwidth_gbs = hw_.peak_bandwidth_gbs;
@@ -182,6 +189,12 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   if (st->result != status::ok) {
     v.result = st->result;
     v.reason = st->reason;
+    return finish(v, 0);
+  }
+  if (!cannot_run_.empty()) {
+    v.result = status::compile_only;
+    v.reason = "compiled for " + v.compile.target + " and checked; not run: " + cannot_run_ +
+               " (no correctness check, no timing, no speedup)";
     return finish(v, 0);
   }
   const compiled_kernel* k = &st->kernel;
@@ -223,6 +236,12 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   }
   if (baseline_error_) return tl::unexpected(*baseline_error_);
   if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
+  if (options_.verify_only && v.result == status::ok)
+    v.reason = std::string("verified only, never timed") +
+               (std::string(backend_->name()) == "hip_on_cuda"
+                    ? ": correctness on another device (NVIDIA, through kevolve's HIP-on-CUDA header), not an AMD "
+                      "performance figure"
+                    : "");
   v.overhead_phases = totals.phases;
   // Report timed shapes first, as the operator lists them.
   std::stable_partition(v.shapes.begin(), v.shapes.end(), [](const shape_verdict& s) { return !s.holdout; });
@@ -307,7 +326,7 @@ shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand
       return sv;
     }
   }
-  if (sv.holdout) {
+  if (sv.holdout || options_.verify_only) {
     phase_clock check_clock(totals.phases, "check outputs and inputs");
     if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
       sv.result = status::wrong_result;
@@ -332,6 +351,10 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
     sv.result = status::skipped;
     sv.reason = b.error().message;
     return sv;
+  }
+  {
+    phase_clock torch_clock(totals.phases, kTorchPhase);
+    measure_torch_once(p);
   }
   if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
   worker_client& base = data_->baseline_worker();
@@ -521,6 +544,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  attach_torch(p, sv);
   if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
   const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;

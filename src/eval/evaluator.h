@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "eval/torch_baseline.h"
 #include "eval/verdict.h"
 #include "spec/hardware_profile.h"
 #include "spec/operator_spec.h"
@@ -36,10 +37,23 @@ struct evaluator_options {
   uint64_t memory_limit_bytes = uint64_t(2) << 30;  // heap a kernel may use
   double roofline_slack = 0.5;           // faster than slack * floor is impossible
   bool sandbox = true;
+  // PyTorch eager (and, on cuda, torch.compile) of the operator's `torch`
+  // expression, timed beside the baseline once per timed shape and reported
+  // (never the fitness). Unset: on for cuda, off for cpu; never on mtia_emu.
+  std::optional<bool> torch_baselines;
+  std::string python;                    // empty: python_executable()
+  // Verify at every shape, time none (fitness stays 0): correctness checks
+  // on another device (the hip_on_cuda backend sets it).
+  bool verify_only = false;
 };
 
 class task_data;
 class backend;
+
+// The overhead phase of a verdict that holds the PyTorch baselines' time:
+// once per evaluator and shape, like building the evaluator, so a sweep does
+// not count it against the task's clock.
+inline constexpr const char* kTorchPhase = "PyTorch baselines (once per shape)";
 
 class evaluator {
  public:
@@ -64,6 +78,11 @@ class evaluator {
   shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
   // The timed baseline's outputs against the reference, once per shape.
   expected<void> check_timed_baseline(size_t problem, run_totals& totals);
+  // The PyTorch baselines (torch_baseline.cpp): set up once, measured once
+  // per timed shape on set 0's inputs, and reported in its verdicts.
+  void configure_torch();
+  void measure_torch_once(size_t problem);
+  void attach_torch(size_t problem, shape_verdict& sv) const;
   // Speedup, roofline placement and the plausibility checks of timed shapes.
   shape_verdict judge_times(size_t problem, shape_verdict sv);
 
@@ -74,9 +93,14 @@ class evaluator {
   std::unique_ptr<backend> backend_;  // compiles and runs candidates and the timed baseline
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
+  std::string cannot_run_;  // non-empty: the backend cannot run kernels here; verdicts are compile_only
   std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
   std::set<size_t> baseline_checked_;                      // problems whose timed baseline matched the reference
   std::optional<error> baseline_error_;                    // set when it did not: the evaluation is an error
+  bool torch_on_ = false;                                  // the PyTorch baselines are measured
+  std::string torch_note_;                                 // why they are not, when they were asked for
+  torch_settings torch_;
+  std::map<size_t, torch_times> torch_once_;               // per problem
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };
 

@@ -385,13 +385,13 @@ expected<const reference_result*> task_data::reference(size_t p, int s) {
 namespace {
 
 template <typename At>
-task_data::output_check compare_all(const problem_state& ps, const spec::operator_spec& op,
-                                    const std::vector<buffer_ref>& outs, const reference_result& ref, At at) {
+task_data::output_check compare_all(const problem_state& ps, const spec::operator_spec& op, const reference_result& ref,
+                                    At at) {
   task_data::output_check check;
   for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
     const auto& o = ps.inst.outputs[i];
     const spec::tolerance tol = spec::is_float(o.type) ? op.tolerances.at(o.type) : spec::tolerance{};
-    compare_result r = compare_tensor(o.name, at(outs[i]), o.type, ref.outputs[i].data(), ref.types[i], o.numel(), tol,
+    compare_result r = compare_tensor(o.name, at(i), o.type, ref.outputs[i].data(), ref.types[i], o.numel(), tol,
                                       ref.tol_scale);
     r.max_abs_error = std::max(r.max_abs_error, check.result.max_abs_error);
     r.max_error_ratio = std::max(r.max_error_ratio, check.result.max_error_ratio);
@@ -406,7 +406,7 @@ task_data::output_check compare_all(const problem_state& ps, const spec::operato
 
 task_data::output_check task_data::compare_outputs(size_t p, int s, const reference_result& ref) const {
   const problem_state& ps = problems_[p];
-  return compare_all(ps, *op_, ps.buf.cand_out[size_t(s)], ref, [this](const buffer_ref& b) { return at_a(b); });
+  return compare_all(ps, *op_, ref, [&](size_t i) { return at_a(ps.buf.cand_out[size_t(s)][i]); });
 }
 
 void task_data::poison_baseline_outputs(size_t p, int s, uint8_t poison) {
@@ -417,7 +417,12 @@ void task_data::poison_baseline_outputs(size_t p, int s, uint8_t poison) {
 
 task_data::output_check task_data::compare_baseline_outputs(size_t p, int s, const reference_result& ref) const {
   const problem_state& ps = problems_[p];
-  return compare_all(ps, *op_, ps.buf.base_out[size_t(s)], ref, [this](const buffer_ref& b) { return at_b(b); });
+  return compare_all(ps, *op_, ref, [&](size_t i) { return at_b(ps.buf.base_out[size_t(s)][i]); });
+}
+
+task_data::output_check task_data::compare_outside_outputs(size_t p, const std::vector<const char*>& outs,
+                                                           const reference_result& ref) const {
+  return compare_all(problems_[p], *op_, ref, [&](size_t i) { return outs.at(i); });
 }
 
 expected<void> task_data::validate_baseline(const spec::operator_spec& op) {

@@ -102,6 +102,9 @@ class task_data {
   // baseline that computes something else would skew every speedup.
   void poison_baseline_outputs(size_t p, int s, uint8_t poison);
   output_check compare_baseline_outputs(size_t p, int s, const reference_result& ref) const;
+  // The same for outputs computed outside the workers (the PyTorch baselines):
+  // one pointer per output, native dtype.
+  output_check compare_outside_outputs(size_t p, const std::vector<const char*>& outs, const reference_result& ref) const;
 
   // The reference's outputs for the inputs set s holds now.
   expected<const reference_result*> reference(size_t p, int s);

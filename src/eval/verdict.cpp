@@ -5,14 +5,28 @@ namespace kevolve::eval {
 namespace {
 nlohmann::json kernels_json(const std::vector<gpu_kernel_resources>& ks) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& k : ks)
-    a.push_back({{"name", k.name}, {"registers", k.registers}, {"barriers", k.barriers}, {"shared_bytes", k.shared_bytes},
-                 {"stack_bytes", k.stack_bytes}, {"spill_store_bytes", k.spill_store_bytes},
-                 {"spill_load_bytes", k.spill_load_bytes}});
+  for (const auto& k : ks) {
+    nlohmann::json j = {{"name", k.name}, {"registers", k.registers}, {"barriers", k.barriers},
+                        {"shared_bytes", k.shared_bytes}, {"stack_bytes", k.stack_bytes},
+                        {"spill_store_bytes", k.spill_store_bytes}, {"spill_load_bytes", k.spill_load_bytes}};
+    if (!k.target.empty())
+      j.update({{"target", k.target}, {"vgprs", k.registers}, {"sgprs", k.sgprs}, {"agprs", k.agprs},
+                {"lds_bytes", k.shared_bytes}, {"scratch_bytes_per_lane", k.stack_bytes}, {"occupancy_waves_per_simd", k.occupancy},
+                {"vgpr_spills", k.vgpr_spills}, {"sgpr_spills", k.sgpr_spills}});
+    a.push_back(std::move(j));
+  }
   return a;
 }
 nlohmann::json timing_json(const timing_stats& t) {
   return {{"runs", t.runs}, {"median_s", t.median_s}, {"p10_s", t.p10_s}, {"p90_s", t.p90_s}, {"spread", t.spread()}};
+}
+// Present when measured or when there is a note on why not.
+void side_json(nlohmann::json& j, const char* key, const side_baseline& b) {
+  if (!b.measured() && b.note.empty()) return;
+  nlohmann::json o = b.measured() ? timing_json(b.time) : nlohmann::json::object();
+  if (b.measured()) o["speedup"] = b.speedup;
+  if (!b.note.empty()) o["note"] = b.note;
+  j[key] = std::move(o);
 }
 }  // namespace
 
@@ -40,6 +54,8 @@ nlohmann::json to_json(const verdict& v) {
       j["bottleneck"] = s.bottleneck;
       j["roofline_gbs"] = s.roofline_gbs;
       if (!s.profile.empty()) j["profile"] = s.profile;
+      side_json(j, "torch_eager", s.torch_eager);
+      side_json(j, "torch_compile", s.torch_compile);
     }
     shapes.push_back(std::move(j));
   }

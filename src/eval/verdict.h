@@ -22,6 +22,15 @@ struct timing_stats {
   double spread() const { return median_s > 0 ? (p90_s - p10_s) / 2.0 / median_s : 0.0; }
 };
 
+// A baseline reported beside the timed one (PyTorch eager, torch.compile),
+// measured once per evaluator and shape; never part of the fitness.
+struct side_baseline {
+  timing_stats time;     // runs == 0: no time
+  double speedup = 0.0;  // its median / the candidate's
+  std::string note;      // why there is no time: "unavailable: ..." or "wrong: ..."
+  bool measured() const { return time.runs > 0; }
+};
+
 struct shape_verdict {
   std::string shape;
   bool holdout = false;  // verified only, never timed
@@ -43,17 +52,27 @@ struct shape_verdict {
   std::string bottleneck;  // memory-bound, compute-bound, latency-bound
   double roofline_gbs = 0.0;     // the bandwidth this shape's roofline uses (mtia_emu: SRAM or DRAM)
   std::string profile;     // backends that profile calls (mtia_emu): per-engine busy, bytes, bound class
+  side_baseline torch_eager;    // the operator's `torch` expression, eager
+  side_baseline torch_compile;  // the same under torch.compile
 };
 
-// One device function's resources, from ptxas -v (GPU backends).
+// One device function's resources, from ptxas -v (cuda) or the AMDGPU
+// backend's kernel-resource-usage remarks (hip: one entry per offload arch).
 struct gpu_kernel_resources {
   std::string name;  // mangled entry name
-  int registers = 0;
+  std::string target;  // hip: the offload arch (gfx90a ...); cuda: empty (the report's target)
+  int registers = 0;   // cuda: registers per thread; hip: VGPRs per lane
   int barriers = 0;
   int shared_bytes = 0;  // static shared memory
   int stack_bytes = 0;   // local memory stack frame
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
+  // hip only (shared_bytes is the LDS, stack_bytes the scratch per lane)
+  int sgprs = 0;
+  int agprs = 0;             // accumulation VGPRs (MFMA)
+  int occupancy = 0;         // waves per SIMD
+  int vgpr_spills = 0;
+  int sgpr_spills = 0;
 };
 
 struct compile_report {

@@ -1,6 +1,7 @@
 #include "knowledge/knowledge_base.h"
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -61,8 +62,19 @@ std::vector<std::string> diagnose(const verdict_signals& v) {
     }
     if (v.roofline_fraction > 0 && v.roofline_fraction < 0.3) t.push_back("far_from_roofline");
   }
-  if (diag.find("spill") != std::string::npos) t.push_back("register_spills");
-  if (diag.find("occupancy") != std::string::npos && !contains(t, "low_occupancy")) t.push_back("low_occupancy");
+  // Compilers report spills and occupancy on every compile ("0 bytes spill
+  // stores", hip's "VGPRs Spill: 0", "Occupancy [waves/SIMD]: 8"): only
+  // non-zero spills and low occupancy count.
+  static const std::regex spills(R"(([1-9][0-9]* bytes spill)|(spill[a-z ]*: *[1-9]))");
+  static const std::regex waves(R"(occupancy \[waves/simd\]: *([0-9]+))");
+  if (std::regex_search(diag, spills)) t.push_back("register_spills");
+  bool low = false, reported = false;
+  for (auto it = std::sregex_iterator(diag.begin(), diag.end(), waves); it != std::sregex_iterator(); ++it) {
+    reported = true;
+    low = low || std::stoi((*it)[1].str()) <= 2;
+  }
+  if (!reported) low = diag.find("occupancy") != std::string::npos;
+  if (low && !contains(t, "low_occupancy")) t.push_back("low_occupancy");
   return t;
 }
 
@@ -87,49 +99,70 @@ expected<knowledge_base> knowledge_base::load(const fs::path& root_in) {
   knowledge_base kb;
   for (const auto& f : files) {
     const std::string rel = fs::relative(f, root, ec).string();
-    const std::string name = (root.filename() / rel).string();
     auto text = read_file(f);
     if (!text) return tl::unexpected(text.error());
-    auto fm = spec::parse_front_matter(*text, name);
-    if (!fm) return tl::unexpected(fm.error());
-    document d;
-    d.path = rel;
-    for (const auto& [key, values] : fm->fields) {
-      if (!kKeys.count(key))
-        return make_error(errc::invalid_input, name + ": unknown front matter key '" + key +
-                                                   "' (expected title, level, backends, hardware, classes, triggers, tags)");
-      if ((key == "title" || key == "level") && values.size() != 1)
-        return make_error(errc::invalid_input, name + ": '" + key + "' must be one string");
-    }
-    auto get = [&](const char* k) { auto it = fm->fields.find(k); return it == fm->fields.end() ? std::vector<std::string>{} : it->second; };
-    if (auto t = get("title"); !t.empty()) d.title = t[0];
-    if (auto l = get("level"); !l.empty()) d.level = l[0];
-    if (!kLevels.count(d.level))
-      return make_error(errc::invalid_input, name + ": 'level' must be constraint, guide, hardware or skill, got '" + d.level + "'");
-    d.backends = get("backends");
-    d.hardware = get("hardware");
-    d.classes = get("classes");
-    d.triggers = get("triggers");
-    d.tags = get("tags");
-    if (d.title.empty()) return make_error(errc::invalid_input, name + ": 'title' is missing");
-    d.body = std::move(fm->body);
-    kb.docs_.push_back(std::move(d));
+    auto d = parse_document(*text, rel, (root.filename() / rel).string());
+    if (!d) return tl::unexpected(d.error());
+    kb.docs_.push_back(std::move(*d));
   }
-  // BM25 statistics: title and tags count with the body.
+  kb.index();
+  return kb;
+}
+
+expected<void> knowledge_base::add(const std::string& path, const std::string& text) {
+  auto d = parse_document(text, path, path);
+  if (!d) return tl::unexpected(d.error());
+  docs_.push_back(std::move(*d));
+  index();
+  return {};
+}
+
+expected<document> knowledge_base::parse_document(const std::string& text, const std::string& path,
+                                                  const std::string& name) {
+  auto fm = spec::parse_front_matter(text, name);
+  if (!fm) return tl::unexpected(fm.error());
+  document d;
+  d.path = path;
+  for (const auto& [key, values] : fm->fields) {
+    if (!kKeys.count(key))
+      return make_error(errc::invalid_input, name + ": unknown front matter key '" + key +
+                                                 "' (expected title, level, backends, hardware, classes, triggers, tags)");
+    if ((key == "title" || key == "level") && values.size() != 1)
+      return make_error(errc::invalid_input, name + ": '" + key + "' must be one string");
+  }
+  auto get = [&](const char* k) { auto it = fm->fields.find(k); return it == fm->fields.end() ? std::vector<std::string>{} : it->second; };
+  if (auto t = get("title"); !t.empty()) d.title = t[0];
+  if (auto l = get("level"); !l.empty()) d.level = l[0];
+  if (!kLevels.count(d.level))
+    return make_error(errc::invalid_input, name + ": 'level' must be constraint, guide, hardware or skill, got '" + d.level + "'");
+  d.backends = get("backends");
+  d.hardware = get("hardware");
+  d.classes = get("classes");
+  d.triggers = get("triggers");
+  d.tags = get("tags");
+  if (d.title.empty()) return make_error(errc::invalid_input, name + ": 'title' is missing");
+  d.body = std::move(fm->body);
+  return d;
+}
+
+// BM25 statistics: title and tags count with the body.
+void knowledge_base::index() {
+  tf_.clear();
+  length_.clear();
+  df_.clear();
   double total = 0;
-  for (const auto& d : kb.docs_) {
+  for (const auto& d : docs_) {
     std::string all = d.title + " " + d.title + " " + d.body;
     for (const auto& t : d.tags) all += " " + t + " " + t;
     std::map<std::string, int> tf;
     const auto words = tokenize(all);
     for (const auto& w : words) ++tf[w];
-    for (const auto& [w, n] : tf) ++kb.df_[w];
-    kb.tf_.push_back(std::move(tf));
-    kb.length_.push_back(double(words.size()));
+    for (const auto& [w, n] : tf) ++df_[w];
+    tf_.push_back(std::move(tf));
+    length_.push_back(double(words.size()));
     total += double(words.size());
   }
-  kb.avg_length_ = kb.docs_.empty() ? 1 : std::max(1.0, total / double(kb.docs_.size()));
-  return kb;
+  avg_length_ = docs_.empty() ? 1 : std::max(1.0, total / double(docs_.size()));
 }
 
 const document* knowledge_base::find(const std::string& path) const {

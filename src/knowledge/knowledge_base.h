@@ -60,6 +60,9 @@ class knowledge_base {
   // $KEVOLVE_HOME/knowledge). Errors name the file and line.
   static expected<knowledge_base> load(const std::filesystem::path& root = {});
   static std::filesystem::path default_root();
+  // One more document that is not under the root (a skill distilled from a
+  // --seed-from store): `path` names it in prompts and errors.
+  expected<void> add(const std::string& path, const std::string& text);
 
   const std::vector<document>& documents() const { return docs_; }
   const document* find(const std::string& path) const;
@@ -68,6 +71,8 @@ class knowledge_base {
   std::vector<hit> search(const query& q) const;
 
  private:
+  static expected<document> parse_document(const std::string& text, const std::string& path, const std::string& name);
+  void index();
   bool applies(const document& d, const query& q) const;
   double bm25(size_t doc, const std::vector<std::string>& terms) const;
 

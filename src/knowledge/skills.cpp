@@ -25,7 +25,7 @@ std::string hardware_of(const std::string& backend) {
 std::string what_changed(const store::task_record& t, const search::node& n) {
   if (n.code.rfind("// kevolve-template:", 0) == 0) return "`" + n.code.substr(3, n.code.find('\n') - 3) + "`";
   for (auto it = t.llm.rbegin(); it != t.llm.rend(); ++it)
-    if (it->node == n.id && it->status == "ok") {
+    if (it->node == n.id && it->status == "ok" && it->purpose == "kernel") {
       std::string first = it->reply.substr(0, it->reply.find('\n'));
       if (first.rfind("```", 0) == 0) first.clear();
       if (first.size() > 240) first = first.substr(0, 240) + "...";
@@ -45,6 +45,24 @@ bool template_of(const search::node& n, std::string& name, nlohmann::json& param
   params = space == std::string::npos ? nlohmann::json::object()
                                       : nlohmann::json::parse(line.substr(space + 1), nullptr, false);
   return !name.empty() && params.is_object();
+}
+
+// The accepted notes the LLM wrote about the task's improvements, with the
+// nodes and fitness they rest on ("" when none).
+std::string notes_of(const store::task_record& t) {
+  std::string out;
+  for (const store::skill_note& k : t.skills) {
+    if (!k.accepted) continue;
+    std::string note = k.note;
+    for (char& c : note)
+      if (c == '\n' || c == '\r') c = ' ';
+    const auto evidence = nlohmann::json::parse(k.evidence, nullptr, false);
+    const std::string model = evidence.is_object() ? evidence.value("model", std::string()) : std::string();
+    out += "- node " + std::to_string(k.parent) + " (" + fixed(k.parent_fitness, 3) + "x) -> node " + std::to_string(k.node) +
+           " (" + fixed(k.child_fitness, 3) + "x" + (model.empty() ? "" : ", " + model) + ", " + k.hardware + "): " + note +
+           "\n";
+  }
+  return out.empty() ? "" : "What the LLM said about the decisive changes (its notes, checked for length):\n\n" + out + "\n";
 }
 
 }  // namespace
@@ -92,6 +110,7 @@ std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_s
               fixed(b.fitness, 3) + "x over `" + (t.baseline.empty() ? std::string("the baseline") : t.baseline) +
               "`.\n\n";
     s.text += "The steps that improved on the best kernel's line (" + std::to_string(count) + "):\n\n" + steps + "\n";
+    s.text += notes_of(t);
     s.text += "Start from the last step's design for operators of the same class on this backend, and verify it at "
               "the new operator's shapes.\n";
     // For the builtin synthesizer (src/synth/skill_priors.h): the best

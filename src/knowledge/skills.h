@@ -29,7 +29,9 @@ struct skill_doc {
 // One skill per task whose best kernel reaches `min_speedup` over the
 // baseline: the improving steps on the best kernel's line (origin, template
 // parameters or the LLM's own one-line summary, fitness), with the store and
-// node ids as evidence; when the best kernel came from a builtin template,
+// node ids as evidence; the accepted notes the LLM wrote about the task's
+// improvements (store::skill_note), each with its nodes, fitness, model
+// and hardware; when the best kernel came from a builtin template,
 // also a `kevolve-skill` block with its template and parameters. `op_class` maps an operator name to its class ("" if
 // unknown); `store_name` is quoted as the evidence's source.
 std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_speedup,

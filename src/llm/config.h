@@ -45,6 +45,9 @@ struct llm_config {
   int failures_to_suspend = 3;   // consecutive failed requests that suspend an endpoint
   double suspend_s = 60;         // how long a suspended endpoint rests
   int prompt_tokens = 12000;     // the prompt builder's budget
+  // Longest skill note (characters) the LLM may write about an improvement;
+  // a longer one is refused. 0: no notes are asked for.
+  int skill_note_chars = 600;
 };
 
 }  // namespace kevolve::llm

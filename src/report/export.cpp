@@ -28,7 +28,7 @@ json task_meta(const store::task_record& t) {
 std::map<int64_t, const store::llm_exchange*> replies(const store::task_record& t) {
   std::map<int64_t, const store::llm_exchange*> out;
   for (const auto& x : t.llm)
-    if (x.status == "ok") out[x.node] = &x;
+    if (x.status == "ok" && x.purpose == "kernel") out[x.node] = &x;
   return out;
 }
 

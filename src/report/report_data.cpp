@@ -83,15 +83,20 @@ json llm_exchange_json(const store::llm_exchange& x) {
 json summary_json(const task_summary& s, const store::task_record& t) {
   std::map<std::string, int64_t> failures;
   for (const auto& n : t.search.nodes.nodes())
-    if (n.id != search::kRoot && n.state == search::node_state::evaluated && !n.ok()) ++failures[eval::to_string(n.result)];
+    if (n.id != search::kRoot && n.state == search::node_state::evaluated && !n.ok() &&
+        n.result != eval::status::compile_only)
+      ++failures[eval::to_string(n.result)];
   return {{"task", s.task},
           {"baseline", s.baseline},
           {"best_speedup", s.best_speedup},
           {"best_roofline_fraction", s.best_roofline},
+          {"best_vs_torch_eager", s.best_vs_eager},
+          {"best_vs_torch_compile", s.best_vs_compile},
           {"evaluations", s.evaluations},
           {"correct", s.correct},
           {"evaluations_to_90pct", s.evaluations_to_90pct},
           {"failures", failures},
+          {"compile_only", s.compile_only},
           {"failures_text", s.failures},
           {"seconds", s.seconds},
           {"stop_reason", s.stop_reason},
@@ -132,7 +137,7 @@ json measurements_json(const store::task_record& t) {
   for (const auto& m : t.measurements)
     rows.push_back({m.node, m.shape, m.holdout, m.status, m.max_abs_error, m.candidate_median_s, m.candidate_p10_s,
                     m.candidate_p90_s, m.baseline_median_s, m.speedup, m.achieved_gbs, m.achieved_gflops,
-                    m.roofline_fraction, m.bottleneck});
+                    m.roofline_fraction, m.bottleneck, m.torch_eager_median_s, m.torch_compile_median_s});
   return rows;
 }
 
@@ -216,7 +221,7 @@ implied_roofline implied_peaks(const store::sweep_record& r, const std::string& 
 json report_data(const store::sweep_record& r, const std::string& store_name) {
   const auto summaries = summarize(r);
   json statuses = json::array();
-  for (int s = 0; s <= int(eval::status::skipped); ++s) statuses.push_back(eval::to_string(eval::status(s)));
+  for (int s = 0; s <= int(eval::kLastStatus); ++s) statuses.push_back(eval::to_string(eval::status(s)));
   json modes = json::array();
   for (auto m : {search::memory_mode::inherit, search::memory_mode::compare_siblings, search::memory_mode::merge,
                  search::memory_mode::reset})
@@ -259,7 +264,7 @@ json report_data(const store::sweep_record& r, const std::string& store_name) {
           {"measurement_fields",
            {"node", "shape", "holdout", "status", "max_abs_error", "candidate_median_s", "candidate_p10_s",
             "candidate_p90_s", "baseline_median_s", "speedup", "achieved_gbs", "achieved_gflops", "roofline_fraction",
-            "bottleneck"}},
+            "bottleneck", "torch_eager_median_s", "torch_compile_median_s"}},
           {"tasks_beating_baseline", beaten},
           {"geomean_speedup", geomean_best_speedup(summaries)},
           {"rooflines", rooflines},

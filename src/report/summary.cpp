@@ -29,6 +29,8 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
           s.best_speedup = n.fitness;
           s.best_node = n.id;
         }
+      } else if (n.result == eval::status::compile_only) {
+        ++s.compile_only;
       } else {
         ++failures[eval::to_string(n.result)];
       }
@@ -45,9 +47,18 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
         break;
       }
     double worst = -1;
-    for (const auto& m : t.measurements)
-      if (m.node == s.best_node && !m.holdout) worst = worst < 0 ? m.roofline_fraction : std::min(worst, m.roofline_fraction);
+    double log_eager = 0, log_compile = 0;
+    int n_eager = 0, n_compile = 0;
+    for (const auto& m : t.measurements) {
+      if (m.node != s.best_node || m.holdout) continue;
+      worst = worst < 0 ? m.roofline_fraction : std::min(worst, m.roofline_fraction);
+      if (m.candidate_median_s <= 0) continue;
+      if (m.torch_eager_median_s > 0) log_eager += std::log(m.torch_eager_median_s / m.candidate_median_s), ++n_eager;
+      if (m.torch_compile_median_s > 0) log_compile += std::log(m.torch_compile_median_s / m.candidate_median_s), ++n_compile;
+    }
     s.best_roofline = std::max(0.0, worst);
+    s.best_vs_eager = n_eager ? std::exp(log_eager / n_eager) : 0.0;
+    s.best_vs_compile = n_compile ? std::exp(log_compile / n_compile) : 0.0;
     out.push_back(std::move(s));
   }
   return out;
@@ -55,15 +66,28 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
 
 namespace {
 
+bool any_torch(const std::vector<task_summary>& s) {
+  return std::any_of(s.begin(), s.end(), [](const task_summary& t) { return t.best_vs_eager > 0 || t.best_vs_compile > 0; });
+}
+
+std::string times(double x) { return x > 0 ? fmt::format("{:.2f}x", x) : "-"; }
+
+// The PyTorch columns appear when some task has PyTorch times.
 std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
+  const bool torch = any_torch(s);
   std::vector<std::vector<std::string>> r = {{"task", "best speedup", "roofline", "evaluations", "correct",
                                               "to 90% of best", "failures", "time", "stopped because"}};
-  for (const auto& t : s)
-    r.push_back({t.task, t.best_speedup > 0 ? fmt::format("{:.2f}x", t.best_speedup) : "-",
+  if (torch) r[0].insert(r[0].begin() + 2, {"vs torch eager", "vs torch.compile"});
+  for (const auto& t : s) {
+    r.push_back({t.task,
+                 t.best_speedup > 0 || t.compile_only == 0 ? times(t.best_speedup)
+                                                           : fmt::format("- ({} compile_only: not run)", t.compile_only),
                  t.best_speedup > 0 ? fmt::format("{:.0f}%", t.best_roofline * 100) : "-", std::to_string(t.evaluations),
                  std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
                  t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
                  t.stop_reason.empty() ? "(running)" : t.stop_reason});
+    if (torch) r.back().insert(r.back().begin() + 2, {times(t.best_vs_eager), times(t.best_vs_compile)});
+  }
   return r;
 }
 
@@ -84,8 +108,14 @@ std::string summary_text(const std::vector<task_summary>& s) {
   std::string out = text_table(rows(s));
   int beaten = 0;
   for (const auto& t : s) beaten += t.best_speedup > 1.0;
-  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {:.2f}x\n", beaten,
-                     s.size(), geomean_best_speedup(s));
+  int64_t compile_only = 0;
+  for (const auto& t : s) compile_only += t.compile_only;
+  const double g = geomean_best_speedup(s);
+  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {}\n", beaten, s.size(),
+                     g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+  if (compile_only > 0)
+    out += fmt::format("{} kernels were compile_only: compiled and checked for a device no evaluator has, never run, "
+                       "no speedup\n", compile_only);
   return out;
 }
 
@@ -102,20 +132,27 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
       out += "\n";
     }
   }
-  out += fmt::format("\nGeometric mean of the best speedups: {:.2f}x\n", geomean_best_speedup(s));
+  const double g = geomean_best_speedup(s);
+  out += "\nGeometric mean of the best speedups: " +
+         (g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)")) + "\n";
   return out;
 }
 
 std::string summary_csv(const std::vector<task_summary>& s) {
-  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason\n";
+  const bool torch = any_torch(s);
+  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only";
+  out += torch ? ",best_vs_torch_eager,best_vs_torch_compile\n" : "\n";
   auto q = [](const std::string& x) {
     std::string y = "\"";
     for (char c : x) y += c == '"' ? std::string("\"\"") : std::string(1, c);
     return y + "\"";
   };
-  for (const auto& t : s)
-    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{}\n", q(t.task), q(t.baseline), t.best_speedup, t.best_roofline,
-                       t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds, q(t.stop_reason));
+  for (const auto& t : s) {
+    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}", q(t.task), q(t.baseline), t.best_speedup,
+                       t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
+                       q(t.stop_reason), t.compile_only);
+    out += torch ? fmt::format(",{:.4f},{:.4f}\n", t.best_vs_eager, t.best_vs_compile) : "\n";
+  }
   return out;
 }
 

@@ -15,9 +15,14 @@ struct task_summary {
   std::string baseline;
   int64_t evaluations = 0;
   int64_t correct = 0;
+  int64_t compile_only = 0;   // compiled for a device the evaluators lack: no speedup, not failures
   std::string failures;       // "compile_failed 2, wrong_result 1"
   double best_speedup = 0.0;  // fitness of the best node, 0 if none correct
   double best_roofline = 0.0;  // worst timed shape of the best node
+  // The best node's geometric-mean speedup over PyTorch eager and
+  // torch.compile at the timed shapes where they were measured; 0: none.
+  double best_vs_eager = 0.0;
+  double best_vs_compile = 0.0;
   int64_t best_node = -1;
   int64_t evaluations_to_90pct = 0;  // evaluations until 90% of the final best
   double seconds = 0.0;

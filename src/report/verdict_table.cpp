@@ -3,6 +3,7 @@
 #include "report/text_table.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,20 +17,59 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
+namespace {
+
+// "1.20 ms (2.05x)": its time and the candidate's speedup over it.
+std::string side_cell(const eval::side_baseline& b) {
+  return b.measured() ? fmt::format("{} ({:.2f}x)", format_seconds(b.time.median_s), b.speedup) : "-";
+}
+
+// Why a PyTorch baseline has no time, once per distinct reason.
+std::string side_notes(const eval::verdict& v) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const auto& s : v.shapes)
+    for (const auto& [what, b] : {std::pair{"torch eager", &s.torch_eager}, std::pair{"torch.compile", &s.torch_compile}})
+      if (!b->note.empty() && seen.insert(b->note).second) out += fmt::format("{} at {}: {}\n", what, s.shape, b->note);
+  return out;
+}
+
+}  // namespace
 
 std::string verdict_table(const eval::verdict& v) {
   std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
   if (v.backend == "mtia_emu")
     out += fmt::format("roofline: {:.1f} GB/s (SRAM; DRAM-resident shapes use DRAM's), {:.1f} GFLOP/s (DPE), from the emulator profile\n",
                        v.peak_bandwidth_gbs, v.peak_gflops);
+  else if (v.result == eval::status::compile_only)
+    out += "roofline: none (compile_only: never run here, no timing, no speedup)\n";
   else
     out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
   out += fmt::format("compile: {} ({}), {} vectorized loops, {} bytes of code\n\n",
                      v.compile.cached ? "cache hit" : format_seconds(v.compile.seconds),
                      v.result == eval::status::compile_failed ? "failed" : "ok", v.compile.vectorized_loops, v.compile.code_bytes);
+  // The hip backend reports each kernel's resources per offload arch.
+  if (std::any_of(v.compile.kernels.begin(), v.compile.kernels.end(), [](const auto& k) { return !k.target.empty(); })) {
+    std::vector<std::vector<std::string>> rows = {{"kernel", "arch", "VGPRs", "AGPRs", "SGPRs", "LDS", "scratch/lane",
+                                                   "spills (V/S)", "waves/SIMD"}};
+    for (const auto& k : v.compile.kernels)
+      rows.push_back({k.name.size() > 40 ? k.name.substr(0, 37) + "..." : k.name, k.target, std::to_string(k.registers),
+                      std::to_string(k.agprs), std::to_string(k.sgprs), fmt::format("{} B", k.shared_bytes),
+                      fmt::format("{} B", k.stack_bytes), fmt::format("{}/{}", k.vgpr_spills, k.sgpr_spills),
+                      std::to_string(k.occupancy)});
+    out += text_table(rows) + "\n";
+  }
+  if (v.backend == "hip_on_cuda")
+    out += "hip_on_cuda: the HIP source ran on an NVIDIA GPU through kevolve's HIP-on-CUDA header (32-lane waves): "
+           "correctness on another device, not an AMD performance figure; never timed\n\n";
   if (!v.shapes.empty()) {
     std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
                                                    "GB/s", "GFLOP/s", "roofline", "bottleneck"}};
+    // A column per PyTorch baseline that has a time at some shape.
+    bool eager = false, compiled = false;
+    for (const auto& s : v.shapes) eager |= s.torch_eager.measured(), compiled |= s.torch_compile.measured();
+    if (compiled) rows[0].insert(rows[0].begin() + 6, "torch.compile");
+    if (eager) rows[0].insert(rows[0].begin() + 6, "torch eager");
     for (const auto& s : v.shapes) {
       const bool timed = !s.holdout && s.candidate.runs > 0;
       rows.push_back({s.shape + (s.holdout ? " (holdout)" : ""), eval::to_string(s.result),
@@ -39,8 +79,11 @@ std::string verdict_table(const eval::verdict& v) {
                       timed ? fmt::format("{:.2f}x", s.speedup) : "-", timed ? fmt::format("{:.1f}", s.achieved_gbs) : "-",
                       timed ? fmt::format("{:.1f}", s.achieved_gflops) : "-",
                       timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
+      if (compiled) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_compile));
+      if (eager) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_eager));
     }
     out += text_table(rows) + "\n";
+    out += side_notes(v);
     for (const auto& s : v.shapes)
       if (!s.profile.empty()) out += fmt::format("profile {}: {}\n", s.shape, s.profile);
   }

@@ -98,10 +98,10 @@ void load_llm(yaml_reader& r, const YAML::Node& root, llm::llm_config& out) {
     return;
   }
   r.reject_unknown_keys(node, {"endpoints", "budget", "max_in_flight", "retries", "backoff_s", "max_backoff_s",
-                               "failures_to_suspend", "suspend_s", "prompt_tokens"},
+                               "failures_to_suspend", "suspend_s", "prompt_tokens", "skill_note_chars"},
                         "llm.");
   double in_flight = out.max_in_flight, retries = out.retries, failures = out.failures_to_suspend,
-         prompt = out.prompt_tokens;
+         prompt = out.prompt_tokens, note = out.skill_note_chars;
   numbers(r, node, "llm.",
           {{"max_in_flight", &in_flight, 1, 1024},
            {"retries", &retries, 0, 100},
@@ -109,11 +109,13 @@ void load_llm(yaml_reader& r, const YAML::Node& root, llm::llm_config& out) {
            {"max_backoff_s", &out.max_backoff_s, 0, 86400},
            {"failures_to_suspend", &failures, 1, 1000},
            {"suspend_s", &out.suspend_s, 0, 86400},
-           {"prompt_tokens", &prompt, 500, 1e7}});
+           {"prompt_tokens", &prompt, 500, 1e7},
+           {"skill_note_chars", &note, 0, 20000}});
   out.max_in_flight = int(in_flight);
   out.retries = int(retries);
   out.failures_to_suspend = int(failures);
   out.prompt_tokens = int(prompt);
+  out.skill_note_chars = int(note);
   if (YAML::Node b = r.child(node, "budget", "llm.budget", false); b.IsDefined()) {
     r.reject_unknown_keys(b, {"tokens", "cost", "task_tokens", "task_cost"}, "llm.budget.");
     double tokens = 0, task_tokens = 0;

@@ -16,7 +16,7 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "baseline",  "cuda_baseline", "mtia_baseline", "allowed_libraries", "template"};
+    "reference", "baseline",  "cuda_baseline", "hip_baseline", "mtia_baseline", "torch", "allowed_libraries", "template"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction"};
@@ -501,7 +501,13 @@ expected<operator_spec> loader::run() {
   }
   read_baseline(root, "baseline", true, op_.baseline);
   read_baseline(root, "cuda_baseline", false, op_.cuda_baseline);
+  read_baseline(root, "hip_baseline", false, op_.hip_baseline);
   read_baseline(root, "mtia_baseline", false, op_.mtia_baseline);
+  if (auto t = r_.string_value(root, "torch", "torch", false)) {
+    if (t->find_first_not_of(" \t\n") == std::string::npos)
+      r_.fail(root["torch"], "torch", "must be a Python expression or function body over the inputs and params, got an empty string");
+    op_.torch = *t;
+  }
   if (auto libs = r_.string_list(root, "allowed_libraries", "allowed_libraries", false)) op_.allowed_libraries = *libs;
   YAML::Node tmpl = r_.child(root, "template", "template", false);
   if (tmpl.IsDefined()) {

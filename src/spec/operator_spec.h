@@ -77,7 +77,12 @@ struct operator_spec {
   std::filesystem::path reference;
   baseline_spec baseline;
   baseline_spec cuda_baseline;  // what cuda candidates must beat; empty source: none
+  baseline_spec hip_baseline;   // what hip candidates must beat; empty source: none
   baseline_spec mtia_baseline;  // what mtia_emu candidates must beat; empty source: none
+  // PyTorch's version of the operator: a Python expression (or a function
+  // body that returns) over the inputs and params by name, `torch` and `F`
+  // (torch.nn.functional); empty: none. Timed beside the baseline, never as it.
+  std::string torch;
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::string> template_params;
 

@@ -149,9 +149,9 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
     }
     if (auto b = r.string_list(sweep, "backends", "sweep.backends", false)) {
       for (const auto& x : *b)
-        if (x != "cpu" && x != "cuda" && x != "mtia_emu")
+        if (x != "cpu" && x != "cuda" && x != "hip" && x != "mtia_emu")
           r.fail(sweep["backends"], "sweep.backends",
-                 "lists '" + x + "', which kevolve cannot evaluate yet (available: cpu, cuda, mtia_emu)");
+                 "lists '" + x + "', which kevolve cannot evaluate yet (available: cpu, cuda, hip, mtia_emu)");
       s.backends = *b;
     }
     if (auto v = r.string_value(sweep, "synthesizer", "sweep.synthesizer", false)) {
@@ -196,11 +196,17 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
 
   YAML::Node ev = r.child(root, "evaluator", "evaluator", false);
   if (ev.IsDefined()) {
-    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials"}, "evaluator.");
+    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines"}, "evaluator.");
     if (auto v = r.number_value(ev, "threads", "evaluator.threads", false)) s.threads = int(*v);
     if (auto v = r.number_value(ev, "budget", "evaluator.budget", false)) s.budget_seconds = *v;
     if (auto v = r.number_value(ev, "timeout_ms", "evaluator.timeout_ms", false)) s.timeout_ms = int(*v);
     if (auto v = r.number_value(ev, "trials", "evaluator.trials", false)) s.trials = int(*v);
+    if (auto v = r.string_value(ev, "torch_baselines", "evaluator.torch_baselines", false)) {
+      if (*v != "auto" && *v != "on" && *v != "off")
+        r.fail(ev["torch_baselines"], "evaluator.torch_baselines", "must be auto, on or off, got \"" + *v + "\"");
+      else
+        s.torch_baselines = *v;
+    }
     if (s.threads < 0 || s.budget_seconds <= 0 || s.timeout_ms <= 0 || s.trials < 1)
       r.fail(ev, "evaluator", "needs threads >= 0, budget > 0, timeout_ms > 0 and trials >= 1");
   }

@@ -45,6 +45,7 @@ struct sweep_spec {
   double budget_seconds = 0.2;
   int timeout_ms = 10000;
   int trials = 3;
+  std::string torch_baselines = "auto";  // auto (on for cuda, off for cpu), on, off
   // store
   double checkpoint_seconds = 30.0;
   // fair share between tasks: operator name -> weight (default 1)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "store/hdf5_io.h"
+#include "store/hdf5_types.h"
 #include "store/record_check.h"
 #include "store/store_rows.h"
 
@@ -25,132 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace hdf5_io;
-
-// --- types of the compound datasets (rows in store_rows.h) ---------------
-
-#define KEVOLVE_MEMBER(type, row, field, h5) type.insertMember(#field, HOFFSET(row, field), H5::PredType::h5)
-
-// Columns of the `ranks` table counting verdicts by status (and "error":
-// evaluations that failed for operational reasons).
-constexpr int kRankStatusColumns = 9;
-constexpr const char* kRankStatusNames[kRankStatusColumns] = {
-    "ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped", "error"};
-
-// `with_rank`: schema 2 and later.
-H5::CompType node_type(bool with_rank = true) {
-  H5::CompType t(sizeof(node_row));
-  if (with_rank) KEVOLVE_MEMBER(t, node_row, rank, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, node_row, id, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, node_row, parent, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, node_row, depth, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, node_row, mode, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, node_row, state, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, node_row, status, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, node_row, fitness, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, node_row, created_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, node_row, finished_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, node_row, visits, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, node_row, value_sum, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, node_row, code_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, code_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, origin_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, origin_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, reason_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, reason_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, context_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, node_row, context_length, NATIVE_UINT64);
-  return t;
-}
-
-H5::CompType measurement_type() {
-  H5::CompType t(sizeof(measurement_row));
-  KEVOLVE_MEMBER(t, measurement_row, node, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, measurement_row, holdout, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, measurement_row, max_abs_error, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, candidate_median_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, candidate_p10_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, candidate_p90_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, baseline_median_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, speedup, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, achieved_gbs, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, achieved_gflops, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, roofline_fraction, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, measurement_row, shape_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, measurement_row, shape_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, measurement_row, status_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, measurement_row, status_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, measurement_row, bottleneck_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, measurement_row, bottleneck_length, NATIVE_UINT64);
-  return t;
-}
-
-H5::CompType llm_type() {
-  H5::CompType t(sizeof(llm_row));
-  KEVOLVE_MEMBER(t, llm_row, node, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, llm_row, attempts, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, llm_row, tokens_estimated, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, llm_row, prompt_tokens, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, llm_row, completion_tokens, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, llm_row, latency_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, llm_row, total_s, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, llm_row, cost, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, llm_row, prompt_ms, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, llm_row, endpoint_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, endpoint_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, model_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, model_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, status_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, status_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, error_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, error_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, prompt_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, prompt_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, reply_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, reply_length, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, documents_offset, NATIVE_UINT64);
-  KEVOLVE_MEMBER(t, llm_row, documents_length, NATIVE_UINT64);
-  return t;
-}
-
-// The `ranks` table: one row per evaluator rank and session.
-struct rank_row {
-  int32_t session, rank;
-  char host[64], backend[16], state[16];
-  int64_t evaluations, deadline_misses, queue_depth;
-  double busy_seconds, uptime_seconds, cpu_seconds;
-  int64_t by_status[kRankStatusColumns];
-};
-
-H5::CompType rank_type() {
-  H5::CompType t(sizeof(rank_row));
-  KEVOLVE_MEMBER(t, rank_row, session, NATIVE_INT32);
-  KEVOLVE_MEMBER(t, rank_row, rank, NATIVE_INT32);
-  t.insertMember("host", HOFFSET(rank_row, host), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::host)));
-  t.insertMember("backend", HOFFSET(rank_row, backend), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::backend)));
-  t.insertMember("state", HOFFSET(rank_row, state), H5::StrType(H5::PredType::C_S1, sizeof(rank_row::state)));
-  KEVOLVE_MEMBER(t, rank_row, evaluations, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, rank_row, deadline_misses, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, rank_row, queue_depth, NATIVE_INT64);
-  KEVOLVE_MEMBER(t, rank_row, busy_seconds, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, rank_row, uptime_seconds, NATIVE_DOUBLE);
-  KEVOLVE_MEMBER(t, rank_row, cpu_seconds, NATIVE_DOUBLE);
-  for (int i = 0; i < kRankStatusColumns; ++i)
-    t.insertMember(kRankStatusNames[i], HOFFSET(rank_row, by_status) + sizeof(int64_t) * size_t(i), H5::PredType::NATIVE_INT64);
-  return t;
-}
-
-template <size_t N>
-void copy_fixed(char (&out)[N], const std::string& s) {
-  std::memset(out, 0, N);
-  std::memcpy(out, s.data(), std::min(N - 1, s.size()));
-}
-
-template <size_t N>
-std::string from_fixed(const char (&in)[N]) {
-  return std::string(in, strnlen(in, N));
-}
-
-#undef KEVOLVE_MEMBER
+using namespace hdf5_types;  // the tables' compound types
 
 // "0 inherit, 1 compare_siblings, ...": the meaning of an int column.
 template <class E, class F>
@@ -188,7 +64,7 @@ void write_task(H5::Group& tasks, size_t index, const task_record& t, const stor
   H5::DataSet ds = write_table(g, "nodes", node_type(), node_type(), tables.nodes);
   write_string_attribute(ds, "mode_values", value_names(search::memory_mode::reset, [](search::memory_mode m) { return search::to_string(m); }));
   write_string_attribute(ds, "state_values", "0 pending, 1 evaluated");
-  write_string_attribute(ds, "status_values", value_names(eval::status::skipped, [](eval::status s) { return eval::to_string(s); }));
+  write_string_attribute(ds, "status_values", value_names(eval::kLastStatus, [](eval::status s) { return eval::to_string(s); }));
 
   step = where + "/context";
   const hsize_t nctx = tables.context.size();
@@ -203,7 +79,15 @@ void write_task(H5::Group& tasks, size_t index, const task_record& t, const stor
   const std::vector<llm_row> llm = flatten_llm(t, [&llm_text](std::string_view s) { return llm_text.append(s); });
   llm_text.finish();
   step = where + "/llm";
-  write_table(g, "llm", llm_type(), llm_type(), llm);
+  H5::DataSet lds = write_table(g, "llm", llm_type(), llm_type(), llm);
+  write_string_attribute(lds, "purpose_values", "0 kernel, 1 skill_note");
+
+  step = where + "/skills_text";
+  blob_writer skills_text(g, "skills_text", skills_text_bytes(t), options.text_deflate);
+  const std::vector<skill_row> skills = flatten_skills(t, [&skills_text](std::string_view s) { return skills_text.append(s); });
+  skills_text.finish();
+  step = where + "/skills";
+  write_table(g, "skills", skill_type(), skill_type(), skills);
 }
 
 void write_file(const std::string& file, const sweep_record& r, const store_options& options, std::string& step) {
@@ -295,7 +179,9 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   tables.context.resize(length_of(cds, where + "/context"));
   if (!tables.context.empty()) cds.read(tables.context.data(), H5::PredType::NATIVE_INT64);
   step = where + "/measurements";
-  tables.measurements = read_table<measurement_row>(g, where, "measurements", measurement_type());
+  tables.measurements = read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4));
+  if (version < 4)
+    for (auto& m : tables.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
 
   step = where + "/text";
   blob_reader text(g, where, "text");
@@ -303,12 +189,23 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   if (!broken.empty()) fail(errc::invalid_input, where + "/" + broken);
   if (version >= 3) {
     step = where + "/llm";
-    const std::vector<llm_row> llm = read_table<llm_row>(g, where, "llm", llm_type());
+    std::vector<llm_row> llm = read_table<llm_row>(g, where, "llm", llm_type(version >= 4));
+    if (version < 4)
+      for (auto& x : llm) x.purpose = 0;
     step = where + "/llm_text";
     blob_reader llm_text(g, where, "llm_text");
     const std::string bad_llm =
         unflatten_llm(llm, llm_text.size(), [&llm_text](uint64_t o, uint64_t n) { return llm_text.get(o, n); }, t);
     if (!bad_llm.empty()) fail(errc::invalid_input, where + "/" + bad_llm);
+  }
+  if (version >= 4) {
+    step = where + "/skills";
+    const std::vector<skill_row> skills = read_table<skill_row>(g, where, "skills", skill_type());
+    step = where + "/skills_text";
+    blob_reader skills_text(g, where, "skills_text");
+    const std::string bad = unflatten_skills(
+        skills, skills_text.size(), [&skills_text](uint64_t o, uint64_t n) { return skills_text.get(o, n); }, t);
+    if (!bad.empty()) fail(errc::invalid_input, where + "/" + bad);
   }
   if (auto bad = check_task(t); !bad.empty()) fail(errc::invalid_input, where + ": " + bad);
   return t;

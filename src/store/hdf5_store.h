@@ -2,10 +2,11 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 3 (also in src/store/README.md):
+// Layout, schema_version 4 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          3; 2 is read too (no llm tables), and 1
+//     schema_version   int32          4; 3 is read too (no PyTorch times, no llm
+//                                     purpose, no skills), 2 (no llm tables), and 1
 //                                     (no llm tables, no node ranks, no /ranks)
 //     kevolve_version  string         (all strings: scalar, variable-length UTF-8)
 //     config_yaml      string         the sweep's config, verbatim
@@ -40,6 +41,8 @@
 //     node int64; holdout int32 (0/1); max_abs_error, candidate_median_s,
 //     candidate_p10_s, candidate_p90_s, baseline_median_s, speedup,
 //     achieved_gbs, achieved_gflops, roofline_fraction double;
+//     torch_eager_median_s, torch_compile_median_s double (schema 4; 0: not
+//     measured);
 //     shape_offset, shape_length, status_offset, status_length,
 //     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`).
 //   /tasks/<i>/llm            compound[e], one row per LLM request of the llm
@@ -48,10 +51,17 @@
 //     int64; latency_s, total_s, cost, prompt_ms double; endpoint_*, model_*,
 //     status_*, error_*, prompt_*, reply_*, documents_* `_offset`/`_length`
 //     uint64 (byte ranges into `llm_text`). status: ok, unusable, failed.
-//     prompt: the messages sent, a JSON array of {role, content}.
+//     prompt: the messages sent, a JSON array of {role, content}. purpose
+//     int32 (schema 4): 0 kernel (the node's code), 1 skill_note.
 //   /tasks/<i>/llm_text       uint8[bytes]: the llm rows' strings back to back
 //     (per row: endpoint, model, status, error, prompt, reply, documents);
 //     deflated like `text` when store_options::text_deflate > 0.
+//   /tasks/<i>/skills         compound[s], one row per note the LLM wrote about
+//     an improvement (schema 4): node, parent, exchange (row of `llm`, -1
+//     none) int64; accepted int32; parent_fitness, child_fitness double;
+//     note_*, reason_*, hardware_*, evidence_* `_offset`/`_length` uint64
+//     (byte ranges into `skills_text`; evidence is JSON).
+//   /tasks/<i>/skills_text    uint8[bytes]: the skills rows' strings back to back.
 //   /ranks                    compound[k], one row per evaluator rank and session
 //     (0 = the first run, +1 per --resume): session, rank int32; host string[64],
 //     backend string[16], state string[16] (active, suspect, retired, finished);

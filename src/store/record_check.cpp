@@ -50,8 +50,8 @@ std::string check_task(const task_record& t) {
       return node_text(k) + " has memory mode " + std::to_string(int(x.mode)) + ", expected 0..3";
     if (int(x.state) < 0 || int(x.state) > int(search::node_state::evaluated))
       return node_text(k) + " has state " + std::to_string(int(x.state)) + ", expected 0 (pending) or 1 (evaluated)";
-    if (int(x.result) < 0 || int(x.result) > int(eval::status::skipped))
-      return node_text(k) + " has status " + std::to_string(int(x.result)) + ", expected 0..7";
+    if (int(x.result) < 0 || int(x.result) > int(eval::kLastStatus))
+      return node_text(k) + " has status " + std::to_string(int(x.result)) + ", expected 0.." + std::to_string(int(eval::kLastStatus));
     for (node_id c : x.context)
       if (c < 0 || c >= n)
         return node_text(k) + " has context entry " + std::to_string(c) + ", expected a node of the task (0.." +
@@ -77,6 +77,18 @@ std::string check_task(const task_record& t) {
     if (x < 1 || x >= n)
       return "llm exchange " + std::to_string(k) + " is of node " + std::to_string(x) + ", expected a node of the task (1.." +
              std::to_string(n - 1) + ")";
+    if (t.llm[k].purpose != "kernel" && t.llm[k].purpose != "skill_note")
+      return "llm exchange " + std::to_string(k) + " has purpose '" + t.llm[k].purpose + "', expected kernel or skill_note";
+  }
+  for (size_t k = 0; k < t.skills.size(); ++k) {
+    const skill_note& s = t.skills[k];
+    const std::string what = "skill " + std::to_string(k);
+    if (s.node < 1 || s.node >= n || s.parent < 1 || s.parent >= n || nodes[size_t(s.node)].parent != s.parent)
+      return what + " is of node " + std::to_string(s.node) + " from parent " + std::to_string(s.parent) +
+             ", expected a node of the task (1.." + std::to_string(n - 1) + ") and its parent";
+    if (s.exchange < -1 || s.exchange >= int64_t(t.llm.size()))
+      return what + " names llm exchange " + std::to_string(s.exchange) + ", expected -1 or 0.." +
+             std::to_string(int64_t(t.llm.size()) - 1);
   }
   return "";
 }

@@ -60,6 +60,8 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     w.achieved_gbs = m.achieved_gbs;
     w.achieved_gflops = m.achieved_gflops;
     w.roofline_fraction = m.roofline_fraction;
+    w.torch_eager_median_s = m.torch_eager_median_s;
+    w.torch_compile_median_s = m.torch_compile_median_s;
     w.shape_offset = append_text(m.shape);
     w.shape_length = m.shape.size();
     w.status_offset = append_text(m.status);
@@ -142,6 +144,8 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
     m.achieved_gbs = w.achieved_gbs;
     m.achieved_gflops = w.achieved_gflops;
     m.roofline_fraction = w.roofline_fraction;
+    m.torch_eager_median_s = w.torch_eager_median_s;
+    m.torch_compile_median_s = w.torch_compile_median_s;
     if (!text.get(w.shape_offset, w.shape_length, owner + " shape", m.shape, error) ||
         !text.get(w.status_offset, w.status_length, owner + " status", m.status, error) ||
         !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error))
@@ -170,6 +174,7 @@ std::vector<llm_row> flatten_llm(const task_record& t, const std::function<uint6
     const llm_exchange& x = t.llm[k];
     llm_row& w = out[k];
     w.node = x.node;
+    w.purpose = x.purpose == kLlmPurposes[1] ? 1 : 0;  // check_task refuses any other
     w.attempts = x.attempts;
     w.tokens_estimated = x.tokens_estimated;
     w.prompt_tokens = x.prompt_tokens;
@@ -205,7 +210,10 @@ std::string unflatten_llm(const std::vector<llm_row>& rows, uint64_t text_size,
     const std::string owner = "llm: row " + std::to_string(k);
     if (w.node < 1 || w.node >= nodes)
       return owner + " names node " + std::to_string(w.node) + ", expected a node of the task (1.." + std::to_string(nodes - 1) + ")";
+    if (w.purpose < 0 || w.purpose > 1)
+      return owner + " has purpose " + std::to_string(w.purpose) + ", expected 0 (kernel) or 1 (skill_note)";
     x.node = w.node;
+    x.purpose = kLlmPurposes[w.purpose];
     x.attempts = w.attempts;
     x.tokens_estimated = w.tokens_estimated;
     x.prompt_tokens = w.prompt_tokens;
@@ -221,6 +229,59 @@ std::string unflatten_llm(const std::vector<llm_row>& rows, uint64_t text_size,
         !text.get(w.prompt_offset, w.prompt_length, owner + " prompt", x.prompt, error) ||
         !text.get(w.reply_offset, w.reply_length, owner + " reply", x.reply, error) ||
         !text.get(w.documents_offset, w.documents_length, owner + " documents", x.documents, error))
+      return error;
+  }
+  return "";
+}
+
+uint64_t skills_text_bytes(const task_record& t) {
+  uint64_t n = 0;
+  for (const skill_note& k : t.skills) n += k.note.size() + k.reason.size() + k.hardware.size() + k.evidence.size();
+  return n;
+}
+
+std::vector<skill_row> flatten_skills(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text) {
+  std::vector<skill_row> out(t.skills.size());
+  for (size_t k = 0; k < t.skills.size(); ++k) {
+    const skill_note& x = t.skills[k];
+    skill_row& w = out[k];
+    w.node = x.node;
+    w.parent = x.parent;
+    w.exchange = x.exchange;
+    w.accepted = x.accepted ? 1 : 0;
+    w.parent_fitness = x.parent_fitness;
+    w.child_fitness = x.child_fitness;
+    auto put = [&](const std::string& s, uint64_t& offset, uint64_t& length) {
+      offset = append_text(s);
+      length = s.size();
+    };
+    put(x.note, w.note_offset, w.note_length);
+    put(x.reason, w.reason_offset, w.reason_length);
+    put(x.hardware, w.hardware_offset, w.hardware_length);
+    put(x.evidence, w.evidence_offset, w.evidence_length);
+  }
+  return out;
+}
+
+std::string unflatten_skills(const std::vector<skill_row>& rows, uint64_t text_size,
+                             const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t) {
+  const text_source text(text_size, read_text);
+  std::string error;
+  t.skills.resize(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const skill_row& w = rows[k];
+    skill_note& x = t.skills[k];
+    const std::string owner = "skills: row " + std::to_string(k);
+    x.node = w.node;  // node, parent and exchange are checked by check_task
+    x.parent = w.parent;
+    x.exchange = w.exchange;
+    x.accepted = w.accepted != 0;
+    x.parent_fitness = w.parent_fitness;
+    x.child_fitness = w.child_fitness;
+    if (!text.get(w.note_offset, w.note_length, owner + " note", x.note, error) ||
+        !text.get(w.reason_offset, w.reason_length, owner + " reason", x.reason, error) ||
+        !text.get(w.hardware_offset, w.hardware_length, owner + " hardware", x.hardware, error) ||
+        !text.get(w.evidence_offset, w.evidence_length, owner + " evidence", x.evidence, error))
       return error;
   }
   return "";

@@ -30,11 +30,13 @@ struct measurement_row {
   int32_t holdout;
   double max_abs_error, candidate_median_s, candidate_p10_s, candidate_p90_s, baseline_median_s, speedup,
       achieved_gbs, achieved_gflops, roofline_fraction;
+  double torch_eager_median_s, torch_compile_median_s;  // schema 4
   uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
 };
 
 struct llm_row {
   int64_t node;
+  int32_t purpose;  // schema 4: 0 kernel, 1 skill_note (older stores: 0)
   int32_t attempts, tokens_estimated;
   int64_t prompt_tokens, completion_tokens;
   double latency_s, total_s, cost, prompt_ms;
@@ -49,6 +51,25 @@ std::vector<llm_row> flatten_llm(const task_record& t, const std::function<uint6
 // "" or what is wrong ("llm: row 3 prompt: byte range ... past the end ...", "llm: row 2 names node 9, ...").
 std::string unflatten_llm(const std::vector<llm_row>& rows, uint64_t text_size,
                           const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t);
+
+// llm_exchange::purpose as stored (`purpose_values` of the llm table).
+constexpr const char* kLlmPurposes[] = {"kernel", "skill_note"};
+
+struct skill_row {
+  int64_t node, parent, exchange;
+  int32_t accepted;
+  double parent_fitness, child_fitness;
+  uint64_t note_offset, note_length, reason_offset, reason_length, hardware_offset, hardware_length, evidence_offset,
+      evidence_length;
+};
+
+// The `skills` table and its `skills_text` blob (schema 4): strings per row
+// in the order note, reason, hardware, evidence.
+uint64_t skills_text_bytes(const task_record& t);
+std::vector<skill_row> flatten_skills(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text);
+// "" or what is wrong ("skills: row 1 note: byte range ...").
+std::string unflatten_skills(const std::vector<skill_row>& rows, uint64_t text_size,
+                             const std::function<std::string(uint64_t, uint64_t)>& read_text, task_record& t);
 
 struct task_tables {
   std::vector<node_row> nodes;

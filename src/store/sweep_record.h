@@ -16,7 +16,12 @@ namespace kevolve::store {
 // are still read (ranks unknown: -1, no rank table).
 // 3: tasks gain `llm` and `llm_text` (the LLM exchanges of their nodes).
 // Versions 1 and 2 are still read (no exchanges).
-constexpr int kSchemaVersion = 3;
+// 4: measurements gain torch_eager_median_s and torch_compile_median_s (the
+// PyTorch baselines); llm rows gain `purpose` (kernel or skill_note); tasks
+// gain `skills` and `skills_text` (the notes the LLM wrote about improvements,
+// with evidence). Versions 1 to 3 are still read (no PyTorch times: 0; every
+// exchange a kernel request; no skills).
+constexpr int kSchemaVersion = 4;
 constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
@@ -35,12 +40,15 @@ struct shape_measurement {
   double achieved_gflops = 0.0;
   double roofline_fraction = 0.0;
   std::string bottleneck;
+  double torch_eager_median_s = 0.0;    // PyTorch eager of the operator's `torch` expression; 0: not measured
+  double torch_compile_median_s = 0.0;  // the same under torch.compile
 };
 
 // One request of the llm synthesizer for one node: what was sent, what came
 // back, what it cost. API keys are never part of it.
 struct llm_exchange {
   int64_t node = 0;
+  std::string purpose = "kernel";  // kernel (the node's code) | skill_note (a note about the node's improvement)
   std::string endpoint;   // the endpoint's name ("<model>@<host>" by default)
   std::string model;
   std::string status;     // ok | unusable | failed | over_budget | unavailable
@@ -58,6 +66,23 @@ struct llm_exchange {
   double prompt_ms = 0;   // time to assemble the prompt
 };
 
+// A skill the LLM wrote when `node` improved on the task's best: a short
+// note about the decisive change from its parent, checked for length, with
+// the evidence it rests on. `kevolve kb promote` and `--seed-from` turn the
+// accepted ones into skill documents.
+struct skill_note {
+  int64_t node = 0;       // the improved child
+  int64_t parent = 0;     // the node it was written from
+  int64_t exchange = -1;  // the row of the task's `llm` that asked for the note
+  bool accepted = false;  // within the length limit, not empty
+  double parent_fitness = 0, child_fitness = 0;
+  std::string note;       // the note (accepted only)
+  std::string reason;     // why it was refused (refused only)
+  std::string hardware;   // the hardware profile, e.g. x86
+  std::string evidence;   // JSON: operator, variant, class, backend, hardware, model, and per node
+                          // (parent, child) its id, origin, status, fitness and per-shape measurements
+};
+
 // One task: one operator variant on one backend, with its search tree.
 struct task_record {
   std::string id;  // "<operator>/<variant>/<backend>"
@@ -70,6 +95,7 @@ struct task_record {
   search::search_engine::snapshot search;  // nodes (with code), RNG, counters
   std::vector<shape_measurement> measurements;
   std::vector<llm_exchange> llm;  // in the order the exchanges happened
+  std::vector<skill_note> skills;  // in the order they were written
 };
 
 // What one rank did in one session (a run or a resumed run) of the sweep.

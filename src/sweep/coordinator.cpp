@@ -86,7 +86,7 @@ void coordinator::fill(outbox& out, double now) {
     }
   }
   for (auto& [rank, request] : dispatcher_.assign(now)) out.evaluations.emplace_back(rank, std::move(request));
-  bool synthesizing = false;
+  bool synthesizing = notes_pending_ > 0;
   for (const auto& [b, n] : synthesizing_) synthesizing |= n > 0;
   if (scheduler_->finished() && dispatcher_.outstanding() == 0 && !synthesizing) {
     final_checkpoint(out, now);
@@ -101,6 +101,15 @@ outbox coordinator::on_written(const synth_job& job, const synth::synthesis_resu
   // While draining, a written child stays pending (with its code) for --resume.
   if (request && phase_ == phase::running) dispatcher_.enqueue(std::move(*request));
   if (!request) out.progress = true;
+  fill(out, now);
+  return out;
+}
+
+outbox coordinator::on_noted(const synth_job& job, const synth::note_result& r, double now) {
+  outbox out;
+  --notes_pending_;
+  if (phase_ != phase::running && phase_ != phase::draining) return out;
+  scheduler_->noted(job, r);
   fill(out, now);
   return out;
 }
@@ -137,6 +146,11 @@ outbox coordinator::on_result(const eval_result& r, double now) {
     return out;
   } else {
     out.progress = true;
+  }
+  for (synth_job& job : scheduler_->take_note_jobs()) {
+    if (phase_ != phase::running) continue;  // a stopping sweep asks for nothing more
+    ++notes_pending_;
+    out.synthesis.push_back(std::move(job));
   }
   if (phase_ == phase::draining) {
     if (dispatcher_.held() == 0) {

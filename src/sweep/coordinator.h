@@ -57,6 +57,8 @@ class coordinator {
   outbox start(double now);
   outbox on_hello(const rank_hello& h, double now);
   outbox on_written(const synth_job& job, const synth::synthesis_result& r, double now);
+  // A skill note job's answer (jobs with `note`, sent after an improvement).
+  outbox on_noted(const synth_job& job, const synth::note_result& r, double now);
   outbox on_result(const eval_result& r, double now);
   outbox on_heartbeat(const rank_stats& s, double now);
   outbox on_checkpoint_done(uint64_t sequence, const std::string& error, double now);
@@ -95,6 +97,7 @@ class coordinator {
   std::map<int, rank_stats> stats_;
   std::map<std::string, int> synthesizing_;  // per backend
   int synthesis_ahead_ = 0;
+  int notes_pending_ = 0;  // note jobs sent, not answered
   std::map<uint64_t, eval_request> in_flight_;  // answered or not, by id: what was asked
   phase phase_ = phase::greeting;
   double started_ = 0;

@@ -5,8 +5,11 @@
 #include <chrono>
 #include <thread>
 
+#include "common/paths.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
+#include "eval/backends/hip_backend.h"
+#include "eval/backends/hip_probe.h"
 #include "eval/backends/mtia_emu_backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
@@ -20,6 +23,12 @@ expected<void> probe_backend(const std::string& backend) {
     if (!hw) return make_error(errc::toolchain_error, "backend 'cuda' is not usable here: " + hw.error().message);
     return {};
   }
+  if (backend == "hip") {
+    // Compiling needs hipcc; without an AMD GPU every verdict is compile_only.
+    eval::hip_compiler c(cache_root() / "compile" / "hip", std::chrono::seconds(60));
+    if (auto t = c.toolchain(); !t) return make_error(errc::toolchain_error, "backend 'hip' is not usable here: " + t.error().message);
+    return {};
+  }
   if (backend == "mtia_emu") {
     // The emulator is part of every build; it needs its worker and profile.
     auto hw = eval::mtia_hardware_profile();
@@ -30,7 +39,7 @@ expected<void> probe_backend(const std::string& backend) {
     return {};
   }
   return make_error(errc::toolchain_error,
-                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, mtia_emu)");
+                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, hip, mtia_emu)");
 }
 
 eval_result backend_router::evaluate(const eval_request& request) {
@@ -53,7 +62,8 @@ task_evaluators::~task_evaluators() = default;
 expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_request& r) {
   const eval_settings& s = r.settings;
   const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
-                          "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed);
+                          "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed) +
+                          "|" + std::to_string(s.torch_baselines);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if ((*it)->key == key) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -66,10 +76,11 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
                                                std::to_string(rank_) + ": every node must see the same operator files");
   // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : threads;
+  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : r.backend == "hip" ? -3 : threads;
   auto hw = hardware_.find(profile_key);
   if (hw == hardware_.end()) {
     auto profile = r.backend == "cuda"       ? eval::cuda_hardware_profile(false)
+                   : r.backend == "hip"      ? eval::hip_hardware_profile(false)
                    : r.backend == "mtia_emu" ? eval::mtia_hardware_profile()
                                              : eval::cpu_hardware_profile(threads, false);
     if (!profile) return tl::unexpected(profile.error());
@@ -81,6 +92,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   eo.time_budget_seconds = s.budget_seconds;
   eo.call_timeout = std::chrono::milliseconds(s.timeout_ms);
   eo.verify_trials = s.trials;
+  if (s.torch_baselines >= 0) eo.torch_baselines = s.torch_baselines == 1;
   // Free the least recently used evaluator before building a new one: each
   // may hold gigabytes of inputs.
   while (cache_.size() >= cache_size_) cache_.pop_back();
@@ -116,7 +128,10 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     return finish();
   }
   out.status = eval::to_string(v->result);
-  const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count();
+  // Nor measuring the PyTorch baselines, once per shape and evaluator.
+  const auto torch = v->overhead_phases.find(eval::kTorchPhase);
+  const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count() -
+                            (torch != v->overhead_phases.end() ? torch->second : 0.0);
   out.fitness = v->fitness;
   out.reason = v->reason;
   if (v->result == eval::status::compile_failed) out.reason += "\n" + v->compile.diagnostics.substr(0, 4000);
@@ -132,6 +147,8 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     m.candidate_p10_s = s.candidate.p10_s;
     m.candidate_p90_s = s.candidate.p90_s;
     m.baseline_median_s = s.baseline.median_s;
+    m.torch_eager_median_s = s.torch_eager.time.median_s;
+    m.torch_compile_median_s = s.torch_compile.time.median_s;
     m.speedup = s.speedup;
     m.achieved_gbs = s.achieved_gbs;
     m.achieved_gflops = s.achieved_gflops;

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "common/fs.h"
 #include "common/hash.h"
@@ -12,6 +13,7 @@
 #include "search/engine.h"
 #include "spec/operator_loader.h"
 #include "store/hdf5_store.h"
+#include "sweep/skill_notes.h"
 
 namespace kevolve::sweep {
 namespace fs = std::filesystem;
@@ -66,6 +68,7 @@ void keep_llm_calls(store::task_record& task, int64_t node, const std::vector<sy
   for (const synth::llm_call& c : calls) {
     store::llm_exchange x;
     x.node = node;
+    x.purpose = c.purpose;
     x.endpoint = c.endpoint;
     x.model = c.model;
     x.status = c.status;
@@ -236,6 +239,7 @@ eval_request scheduler::request_for(active_task& t, int64_t node) {
   r.backend = task.backend;
   r.settings.threads = spec_.threads;
   r.settings.budget_seconds = spec_.budget_seconds;
+  r.settings.torch_baselines = spec_.torch_baselines == "auto" ? -1 : spec_.torch_baselines == "on";
   r.settings.timeout_ms = spec_.timeout_ms;
   r.settings.trials = spec_.trials;
   r.settings.seed = spec_.search.seed;
@@ -349,6 +353,19 @@ std::optional<eval_request> scheduler::written(const synth_job& job, const synth
   return std::nullopt;
 }
 
+std::vector<synth_job> scheduler::take_note_jobs() { return std::exchange(note_jobs_, {}); }
+
+void scheduler::noted(const synth_job& job, const synth::note_result& out) {
+  for (auto& t : active_) {
+    if (t->index != job.task) continue;
+    store::task_record& task = record_.tasks[t->index];
+    keep_llm_calls(task, job.node, out.calls);
+    const int64_t exchange = out.calls.empty() ? -1 : int64_t(task.llm.size()) - 1;
+    if (auto k = make_skill_note(task, t->engine->nodes(), job.node, t->op, out, exchange)) task.skills.push_back(std::move(*k));
+    return;
+  }
+}
+
 expected<void> scheduler::record(const eval_request& request, const eval_result& result) {
   active_task* t = nullptr;
   for (auto& a : active_)
@@ -362,6 +379,8 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
     return make_error(errc::internal, "task " + task.id + ": unknown verdict status '" + result.status + "'");
   task.baseline = result.baseline;
   t->spent += std::max(0.001, result.seconds);
+  const search::node_id best_before = t->engine->best();
+  const double before = best_before == search::kNoNode ? 0.0 : t->engine->nodes().at(best_before).fitness;
   t->engine->record(request.node, st, result.fitness, result.reason, now(*t), result.rank);
   double worst = -1;
   std::string bottleneck;
@@ -378,6 +397,16 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   ++sweep_evaluations_;
   task.seconds_spent = now(*t);
   const search::node& n = t->engine->nodes().at(request.node);
+  if (st == eval::status::ok && result.fitness > before && n.parent > search::kRoot && spec_.synthesizer == "llm" &&
+      spec_.llm.skill_note_chars > 0) {
+    synth_job job;
+    job.id = next_id_++;
+    job.task = t->index;
+    job.node = request.node;
+    job.request.backend = task.backend;
+    job.note = make_note_request(task, t->engine->nodes(), request.node, t->op, t->variant);
+    note_jobs_.push_back(std::move(job));
+  }
   note_progress(*t, "node " + std::to_string(request.node) + " (" + n.origin + ", rank " + std::to_string(result.rank) +
                         "): " + result.status +
                         (st == eval::status::ok ? " " + std::to_string(result.fitness).substr(0, 5) + "x" : ""));

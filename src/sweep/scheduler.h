@@ -32,12 +32,14 @@ struct run_options {
   std::vector<std::filesystem::path> seed_from;  // stores whose best kernels start each task
 };
 
-// A child whose code must be written before it can be evaluated.
+// A child whose code must be written before it can be evaluated, or (with
+// `note`) a skill note to ask for about an improved node.
 struct synth_job {
   uint64_t id = 0;
   size_t task = 0;
   int64_t node = -1;
   synth::synthesis_request request;  // points into the scheduler's operators (stable)
+  std::optional<synth::note_request> note;
 };
 
 // Either a request ready to evaluate, or a job for the synthesizer.
@@ -75,8 +77,15 @@ class scheduler {
   // (the child is then recorded as skipped).
   std::optional<eval_request> written(const synth_job& job, const synth::synthesis_result& out);
   // A verdict. Errors are operational (the evaluator could not load the
-  // operator, ...) and end the sweep.
+  // operator, ...) and end the sweep. In an llm sweep (with
+  // llm.skill_note_chars > 0), a correct child that beats its task's best
+  // and grew from another node gets a note job (take_note_jobs).
   expected<void> record(const eval_request& request, const eval_result& result);
+  // Note jobs made by record() since the last call.
+  std::vector<synth_job> take_note_jobs();
+  // The synthesizer's note: its request is kept with the task's exchanges,
+  // the note (accepted or refused) as a skill of the task.
+  void noted(const synth_job& job, const synth::note_result& out);
 
   // Every task has stopped and nothing is in flight.
   bool finished() const;
@@ -87,6 +96,8 @@ class scheduler {
   const progress_event& progress() const { return progress_; }
   const spec::sweep_spec& spec() const { return spec_; }
   const run_options& options() const { return options_; }
+  // The --seed-from stores, in the order of options().seed_from.
+  const std::vector<store::sweep_record>& seed_stores() const { return seed_stores_; }
   // Rank counters of this run, kept with the record (the store's `ranks`).
   void set_rank_stats(std::vector<rank_stats> stats);
 
@@ -108,6 +119,7 @@ class scheduler {
   std::map<std::string, std::string> operator_source_;  // name -> catalog name or YAML path
   std::vector<std::unique_ptr<active_task>> active_;
   std::vector<bool> activated_;
+  std::vector<synth_job> note_jobs_;
   uint64_t next_id_ = 1;
   int64_t sweep_evaluations_ = 0;
   std::chrono::steady_clock::time_point started_;

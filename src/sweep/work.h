@@ -20,6 +20,7 @@ struct eval_settings {
   int timeout_ms = 10000;
   int trials = 3;
   uint64_t seed = 1;
+  int torch_baselines = -1;  // PyTorch baselines: -1 the backend's default, 0 off, 1 on
 };
 
 struct eval_request {

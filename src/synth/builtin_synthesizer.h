@@ -50,6 +50,8 @@ class builtin_synthesizer : public synthesizer {
   const template_library& library() const { return library_; }
   const rule_set& rules() const { return rules_; }
   const skill_priors& skills() const { return skills_; }
+  // One more skill document's priors (a --seed-from store's; see factory.h).
+  expected<void> add_skill(const std::string& text, const std::string& file) { return skills_.add(text, file); }
 
  private:
   builtin_synthesizer(template_library lib, rule_set rules, skill_priors skills)

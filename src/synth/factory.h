@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "llm/config.h"
@@ -23,6 +24,23 @@ expected<std::shared_ptr<llm_resources>> make_llm_resources(const llm::llm_confi
 // the sweep's `llm:` before the synthesizer pool starts). Without it, "llm"
 // has no endpoint and writes with the builtin synthesizer.
 void set_llm_resources(std::shared_ptr<llm_resources> resources);
+
+// A skill document that is not in knowledge/skills/: distilled from a
+// `--seed-from` store. `path` names it in prompts ("<store>#<file>").
+struct seed_skill {
+  std::string path, text;
+};
+// The skills every synthesizer made from now on (and the llm resources'
+// knowledge base) use as if they were promoted: the builtin synthesizer's
+// priors, the llm prompts' retrieved skills. kevolve run sets them from its
+// --seed-from stores before the synthesizer pool starts. Errors: a document
+// that does not parse (its path named).
+expected<void> set_seed_skills(std::vector<seed_skill> skills);
+
+class builtin_synthesizer;
+// The builtin synthesizer with the knowledge's skills and the seed skills
+// (also the llm synthesizer's fallback).
+expected<std::unique_ptr<builtin_synthesizer>> make_builtin_synthesizer();
 
 // "builtin": templates from $KEVOLVE_HOME/knowledge/templates.
 // "llm": the llm synthesizer on the process's llm_resources.

@@ -1,7 +1,10 @@
 #include "synth/llm_synthesizer.h"
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
+#include "synth/factory.h"
 #include "synth/response_parser.h"
 
 namespace kevolve::synth {
@@ -13,6 +16,29 @@ std::string parent_code(const synthesis_request& req) {
   for (const auto& c : req.context)
     if (c.id == req.parent) return c.code;
   return req.context.empty() ? "" : req.context.front().code;
+}
+
+// What is stored of one request: the messages sent, the reply, the cost.
+llm_call call_of(const llm::chat_outcome& o, const std::vector<llm::chat_message>& messages) {
+  llm_call call;
+  call.endpoint = o.endpoint;
+  call.model = o.model;
+  call.attempts = o.attempts;
+  call.latency_s = o.latency_s;
+  call.total_s = o.total_s;
+  call.cost = o.cost;
+  nlohmann::json m = nlohmann::json::array();
+  for (const auto& x : messages) m.push_back({{"role", x.role}, {"content", x.content}});
+  call.prompt = m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  call.status = llm::to_string(o.status);
+  call.error = o.error;
+  if (o.status == llm::chat_status::ok) {
+    call.reply = o.reply.content;
+    call.prompt_tokens = o.reply.usage.prompt_tokens;
+    call.completion_tokens = o.reply.usage.completion_tokens;
+    call.tokens_estimated = o.reply.usage.estimated;
+  }
+  return call;
 }
 
 }  // namespace
@@ -28,10 +54,13 @@ void llm_resources::tell_once(const std::string& key, const std::string& message
 expected<std::unique_ptr<llm_synthesizer>> llm_synthesizer::create(std::shared_ptr<llm_resources> shared) {
   auto t = prompt_template::load();
   if (!t) return tl::unexpected(t.error());
-  auto fallback = builtin_synthesizer::create();
+  auto notes = note_prompt::load();
+  if (!notes) return tl::unexpected(notes.error());
+  auto fallback = make_builtin_synthesizer();
   if (!fallback) return tl::unexpected(fallback.error());
   prompt_builder builder(std::move(*t), shared->kb, shared->prompt_tokens);
-  return std::unique_ptr<llm_synthesizer>(new llm_synthesizer(std::move(shared), std::move(builder), std::move(*fallback)));
+  return std::unique_ptr<llm_synthesizer>(
+      new llm_synthesizer(std::move(shared), std::move(builder), std::move(*notes), std::move(*fallback)));
 }
 
 bool llm_synthesizer::supports(const spec::operator_spec& op, const std::string& backend) const {
@@ -71,26 +100,9 @@ synthesis_result llm_synthesizer::write(const synthesis_request& req) {
   const std::vector<llm::chat_message> messages = {{"system", p.system}, {"user", p.user}};
   llm::chat_outcome o = shared_->client->chat(task, messages);
 
-  llm_call call;
-  call.endpoint = o.endpoint;
-  call.model = o.model;
-  call.attempts = o.attempts;
-  call.latency_s = o.latency_s;
-  call.total_s = o.total_s;
-  call.cost = o.cost;
+  llm_call call = call_of(o, messages);
   call.prompt_ms = p.ms;
   for (const auto& d : p.documents) call.documents += d + "\n";
-  nlohmann::json m = nlohmann::json::array();
-  for (const auto& x : messages) m.push_back({{"role", x.role}, {"content", x.content}});
-  call.prompt = m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  call.status = llm::to_string(o.status);
-  call.error = o.error;
-  if (o.status == llm::chat_status::ok) {
-    call.reply = o.reply.content;
-    call.prompt_tokens = o.reply.usage.prompt_tokens;
-    call.completion_tokens = o.reply.usage.completion_tokens;
-    call.tokens_estimated = o.reply.usage.estimated;
-  }
 
   synthesis_result r;
   if (o.status != llm::chat_status::ok) {
@@ -113,6 +125,45 @@ synthesis_result llm_synthesizer::write(const synthesis_request& req) {
   r.origin = "llm:" + o.model;
   r.summary = (k.summary.empty() ? std::string("llm ") + k.how : k.summary);
   r.calls.push_back(std::move(call));
+  return r;
+}
+
+note_result llm_synthesizer::write_note(const note_request& req) {
+  note_result r;
+  if (shared_->note_chars <= 0) {
+    r.reason = "notes are off (llm.skill_note_chars: 0)";
+    return r;
+  }
+  if (!shared_->client) {
+    r.reason = "no endpoint";
+    return r;
+  }
+  if (std::string why = shared_->client->blocked(req.task); !why.empty()) {
+    r.reason = why;
+    return r;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto [system, user] = notes_.build(req, shared_->note_chars);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<llm::chat_message> messages = {{"system", system}, {"user", user}};
+  const llm::chat_outcome o = shared_->client->chat(req.task, messages);
+  llm_call call = call_of(o, messages);
+  call.purpose = "skill_note";
+  call.prompt_ms = ms;
+  if (o.status != llm::chat_status::ok) {
+    r.status = "failed";
+    r.reason = std::string(llm::to_string(o.status)) + ": " + o.error.substr(0, 160);
+  } else {
+    const checked_note c = check_note(o.reply.content, shared_->note_chars);
+    r.status = c.accepted ? "accepted" : "refused";
+    r.note = c.note;
+    r.reason = c.reason;
+    if (!c.accepted) {
+      call.status = "unusable";
+      call.error = c.reason;
+    }
+  }
+  if (o.attempts > 0) r.calls.push_back(std::move(call));
   return r;
 }
 

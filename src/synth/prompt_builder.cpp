@@ -21,8 +21,14 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// At most `chars` characters: the head and the tail, which is where compiler
-// errors and their causes are.
+std::string first_line(const std::string& code) {
+  const auto e = code.find('\n');
+  return code.substr(0, std::min<size_t>(e, 160));
+}
+
+}  // namespace
+
+// The head and the tail, which is where compiler errors and their causes are.
 std::string clip(const std::string& s, size_t chars) {
   if (s.size() <= chars) return s;
   const size_t head = chars * 2 / 3, tail = chars - head;
@@ -44,16 +50,9 @@ std::string verdict_line(const context_item& c) {
   return v;
 }
 
-std::string first_line(const std::string& code) {
-  const auto e = code.find('\n');
-  return code.substr(0, std::min<size_t>(e, 160));
-}
-
-}  // namespace
-
 fs::path prompt_template::default_file() { return data_root() / "knowledge" / "prompts" / "universal.md"; }
 
-expected<prompt_template> prompt_template::load(const fs::path& file_in) {
+expected<prompt_template> prompt_template::load(const fs::path& file_in, const std::vector<std::string>& required_in) {
   const fs::path file = file_in.empty() ? default_file() : file_in;
   auto text = read_file(file);
   if (!text) return tl::unexpected(text.error());
@@ -75,10 +74,13 @@ expected<prompt_template> prompt_template::load(const fs::path& file_in) {
     }
   }
   flush();
-  for (const char* s : {"system", "task", "abi", "constraints", "mode_reset", "mode_inherit", "mode_compare_siblings",
-                        "mode_merge", "parent", "knowledge", "skills", "reply"})
-    if (!t.sections_.count(s))
-      return make_error(errc::invalid_input, file.string() + ": missing section '@@ " + std::string(s) + "'");
+  const std::vector<std::string> required =
+      !required_in.empty() ? required_in
+                           : std::vector<std::string>{"system", "task", "abi", "constraints", "mode_reset", "mode_inherit",
+                                                      "mode_compare_siblings", "mode_merge", "parent", "knowledge", "skills",
+                                                      "reply"};
+  for (const std::string& s : required)
+    if (!t.sections_.count(s)) return make_error(errc::invalid_input, file.string() + ": missing section '@@ " + s + "'");
   return t;
 }
 

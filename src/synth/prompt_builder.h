@@ -21,8 +21,10 @@ namespace kevolve::synth {
 
 class prompt_template {
  public:
-  // Errors name the file and the missing section.
-  static expected<prompt_template> load(const std::filesystem::path& file = {});
+  // Errors name the file and the missing section. `required`: the sections
+  // the file must have (default: those of universal.md).
+  static expected<prompt_template> load(const std::filesystem::path& file = {},
+                                        const std::vector<std::string>& required = {});
   static std::filesystem::path default_file();
   // The section with {{name}} replaced from `vars` (missing names: "").
   std::string render(const std::string& section, const std::map<std::string, std::string>& vars) const;
@@ -42,6 +44,10 @@ struct built_prompt {
 
 // The hardware profile a backend's prompt speaks about by default.
 std::string default_hardware(const std::string& backend);
+// At most `chars` characters of `s`: its head and tail, with what was cut said.
+std::string clip(const std::string& s, size_t chars);
+// A candidate's verdict in one line (and the compiler's output, if any).
+std::string verdict_line(const context_item& c);
 
 class prompt_builder {
  public:

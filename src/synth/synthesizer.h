@@ -39,6 +39,7 @@ struct synthesis_request {
 
 // One request an LLM synthesizer made for the child (stored with the node).
 struct llm_call {
+  std::string purpose = "kernel";  // kernel | skill_note
   std::string endpoint, model;
   std::string status;     // ok | unusable | failed | over_budget | unavailable
   std::string error;      // why the request failed or the reply was unusable
@@ -60,6 +61,27 @@ struct synthesis_result {
   std::vector<llm_call> calls;  // LLM requests made for this child, kept even when !ok
 };
 
+// A child improved on its task's best: what a synthesizer is shown to write
+// a skill note about the decisive change from the parent.
+struct note_request {
+  std::string task;  // "<operator>/<variant>/<backend>"
+  const spec::operator_spec* op = nullptr;
+  const spec::variant* variant = nullptr;
+  std::string backend, hardware;
+  context_item parent, child;  // code and verdict of each
+  std::string parent_origin, child_origin;
+  std::string measurements;  // per shape, parent then child: one line each
+};
+
+struct note_result {
+  // "": not asked (no endpoint, a budget spent, notes off); failed: no
+  // reply; accepted; refused (empty, or over the length limit).
+  std::string status;
+  std::string note;    // accepted: the note
+  std::string reason;  // why it was refused or not asked
+  std::vector<llm_call> calls;
+};
+
 class synthesizer {
  public:
   virtual ~synthesizer() = default;
@@ -67,6 +89,9 @@ class synthesizer {
   // Whether it can write kernels for this operator on this backend.
   virtual bool supports(const spec::operator_spec& op, const std::string& backend) const = 0;
   virtual synthesis_result write(const synthesis_request& request) = 0;
+  // A short note about an improvement; only LLMs write them (the builtin
+  // synthesizer's skills are its template priors, distilled on promote).
+  virtual note_result write_note(const note_request&) { return {}; }
 };
 
 }  // namespace kevolve::synth

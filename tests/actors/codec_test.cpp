@@ -36,6 +36,7 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   r.settings.threads = 3;
   r.settings.budget_seconds = 0.25;
   r.settings.seed = 1ull << 60;
+  r.settings.torch_baselines = 0;
   r.node = 17;
   r.code = std::string(5000, 'k') + std::string("\0\xff", 2);
   auto m = round_trip(caf::make_message(r));
@@ -45,6 +46,7 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   EXPECT_EQ(b.code, r.code);
   EXPECT_EQ(b.settings.seed, r.settings.seed);
   EXPECT_EQ(b.settings.budget_seconds, r.settings.budget_seconds);
+  EXPECT_EQ(b.settings.torch_baselines, 0);
 
   sweep::eval_result v;
   v.id = 42;
@@ -58,6 +60,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   s.holdout = true;
   s.speedup = 2.5;
   s.bottleneck = "memory-bound";
+  s.torch_eager_median_s = 3e-4;
+  s.torch_compile_median_s = 2e-4;
   v.shapes = {s, s};
   auto mv = round_trip(caf::make_message(v));
   ASSERT_TRUE(mv.match_elements<sweep::eval_result>());
@@ -67,6 +71,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   EXPECT_EQ(bv.shapes[1].shape, "rows=4096");
   EXPECT_TRUE(bv.shapes[1].holdout);
   EXPECT_EQ(bv.shapes[1].speedup, 2.5);
+  EXPECT_EQ(bv.shapes[1].torch_eager_median_s, 3e-4);
+  EXPECT_EQ(bv.shapes[1].torch_compile_median_s, 2e-4);
 }
 
 TEST_F(Codec, ControlMessagesRoundTrip) {

@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
 SYNTHETIC = Path(os.environ.get("KEVOLVE_SYNTHETIC_STORE") or ROOT / "build" / "kevolve-test-synthetic-store")
 DATA = Path(os.environ.get("KEVOLVE_TEST_DATA") or ROOT / "tests" / "data")
-STATUSES = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped"]
+STATUSES = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped",
+            "compile_only"]
 
 
 def setUpModule():

@@ -122,6 +122,42 @@ class SkillPriors(unittest.TestCase):
             first = next(n for n in plain if n["parent"] == 0)
             self.assertNotEqual(header(first["code"])[1], pinned)
 
+    def test_seed_from_stores_lend_their_skills_without_promote(self):
+        """`kevolve run --seed-from STORE` hands the store's skills to the
+        builtin synthesizer: a ts_rmsnorm sweep seeded from a ts_softmax
+        store (same class; no kernel of its own to seed) starts from the
+        softmax store's best template parameters, and nothing is written to
+        knowledge/skills/."""
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            home = d / "home"
+            for part in ("config", "knowledge", "src/abi", "data"):
+                shutil.copytree(ROOT / part, home / part, ignore=shutil.ignore_patterns("skills"))
+            env = dict(os.environ, KEVOLVE_HOME=str(home))
+
+            def sweep(name, op, evals, seed, *extra):
+                (d / (name + ".yaml")).write_text(sweep_yaml(op, evals, seed))
+                p = subprocess.run([str(BIN), "run", name + ".yaml", "--store", name + ".h5", *extra], cwd=d, env=env,
+                                   capture_output=True, text=True, timeout=600)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                return nodes(d / (name + ".h5")), p.stdout
+
+            # One evaluation: the learned kernel depends on the seed only.
+            learned_nodes, _ = sweep("learn", "ts_softmax", 1, 5)
+            learned = next(n for n in learned_nodes if n["parent"] == 0)
+            self.assertEqual((learned["state"], learned["status"]), (1, 0))
+            _, params = header(learned["code"])
+            carried = {k: v for k, v in params.items() if k != "algo"}
+            rms, out = sweep("rms", "ts_rmsnorm", 1, 11, "--seed-from", "learn.h5")
+            self.assertIn("1 skill(s) from the --seed-from stores start the synthesizers", out)
+            first = next(n for n in rms if n["parent"] == 0)
+            self.assertEqual(header(first["code"]), ("cpu/row_rmsnorm", carried))
+            self.assertFalse((home / "knowledge" / "skills").exists())
+            # Without the store the same seed starts elsewhere.
+            plain, _ = sweep("plain", "ts_rmsnorm", 1, 11)
+            first = next(n for n in plain if n["parent"] == 0)
+            self.assertNotEqual(header(first["code"])[1], carried)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -82,6 +82,19 @@ TEST_F(MtiaTrust, CachingAcrossCallsIsRefused) { expect("static_cache.cpp", stat
 TEST_F(MtiaTrust, NoLaunchLeavesPoisonedOutputs) { expect("no_launch.cpp", status::wrong_result, "elements wrong"); }
 TEST_F(MtiaTrust, PartialWorkIsWrong) { expect("first_rows_only.cpp", status::wrong_result, "elements wrong"); }
 TEST_F(MtiaTrust, WritingAnInputThroughDmaIsCaught) { expect("write_input.cpp", status::wrong_result, "input"); }
+TEST_F(MtiaTrust, PeekingPastWhatADmaWroteFails) {
+  expect("peek_past_dma.cpp", status::runtime_failed, "outside the 32 bytes its producer wrote");
+}
+TEST_F(MtiaTrust, ProbingForTimingOnlyRunsGainsNothing) {
+  const auto v = run(kernel_source("cheats/mtia_emu/probe_timing_mode.cpp"));
+  ASSERT_EQ(eval::to_string(v.result), std::string("ok")) << v.reason;
+  for (const auto& s : v.shapes) {
+    if (s.holdout) continue;
+    // all of its work on one PE: far slower than the 64-PE baseline, within the roofline
+    EXPECT_LT(s.speedup, 0.5) << s.shape;
+    EXPECT_LE(s.roofline_fraction, 1.0) << s.shape;
+  }
+}
 
 TEST(MtiaBackend, UnknownProfileIsAClearError) {
   ::setenv("KEVOLVE_MTIA_PROFILE", "no_such_chip", 1);
@@ -120,8 +133,10 @@ TEST_P(MtiaExamples, PassTheEvaluator) {
   ASSERT_TRUE(v.has_value()) << v.error().message;
   EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
 }
-INSTANTIATE_TEST_SUITE_P(All, MtiaExamples, ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu",
-                                                              "bucketize", "feature_hash", "dot_interaction", "conv1d"));
+INSTANTIATE_TEST_SUITE_P(All, MtiaExamples,
+                         ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu", "bucketize",
+                                           "feature_hash", "embedding_bag_sum", "jagged_to_padded_dense",
+                                           "sequence_truncate", "dot_interaction", "conv1d"));
 
 // kv_mtia_lm_gather reads only its table: an index past it fails the run.
 TEST(MtiaBackend, GatherPastItsTableFailsTheRun) {

@@ -70,6 +70,7 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
                                            "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash",
+                                           "ts_embedding_bag_sum", "ts_jagged_to_padded_dense", "ts_sequence_truncate",
                                            "ts_dot_interaction", "ts_conv1d"));
 
 }  // namespace

@@ -47,17 +47,21 @@ void load_offsets(kv_mtia_device* d, const cfg& c, int cb, int64_t s0, int64_t s
 }
 
 #if KVP_BALANCE
-// Index of the first of n non-decreasing int64 (from element `at` of cb's
-// front slot) that is >= target, by binary search with scalar peeks.
-int64_t lower_bound_peek(kv_mtia_device* d, int cb, int64_t at, int64_t n, int64_t target) {
-  int64_t lo = 0, hi = n, v = 0;
+// Index of the one of n non-decreasing int64 (from element `at` of cb's
+// front slot) nearest to target, by binary search with scalar peeks.
+int64_t nearest_peek(kv_mtia_device* d, int cb, int64_t at, int64_t n, int64_t target) {
+  int64_t lo = 0, hi = n, v = 0, below = 0;
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
     kv_mtia_sc_peek_int(d, cb, KV_I64, at + mid, KV_CB_KEEP, &v);
     if (v < target) lo = mid + 1;
     else hi = mid;
   }
-  return lo;
+  if (lo == 0) return 0;
+  if (lo == n) return n - 1;
+  kv_mtia_sc_peek_int(d, cb, KV_I64, at + lo, KV_CB_KEEP, &v);
+  kv_mtia_sc_peek_int(d, cb, KV_I64, at + lo - 1, KV_CB_KEEP, &below);
+  return target - below < v - target ? lo - 1 : lo;
 }
 #endif
 
@@ -85,12 +89,12 @@ void program(kv_mtia_device* d, const void* user) {
       load_offsets(d, c, e ? cb_w : cb_off, lo[e], hi[e]);
     }
     if (pid + 1 < np) {
-      b1 = lo[1] + lower_bound_peek(d, cb_w, lo[1] % 4, hi[1] - lo[1] + 1, c.nnz * (pid + 1) / np);
+      b1 = lo[1] + nearest_peek(d, cb_w, lo[1] % 4, hi[1] - lo[1] + 1, c.nnz * (pid + 1) / np);
       b1 -= b1 % c.unit;
     }
     kv_mtia_sc_peek_int(d, cb_w, KV_I64, 0, KV_CB_POP, &v);
     if (pid > 0) {
-      b0 = lo[0] + lower_bound_peek(d, cb_off, lo[0] % 4, hi[0] - lo[0] + 1, c.nnz * pid / np);
+      b0 = lo[0] + nearest_peek(d, cb_off, lo[0] % 4, hi[0] - lo[0] + 1, c.nnz * pid / np);
       b0 -= b0 % c.unit;
     }
     const int64_t reach = hi[0] - hi[0] % c.unit;  // the window's offsets end here
@@ -198,16 +202,21 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   if (block < c.unit) block = c.unit;
   c.block = int32_t(block);
   int64_t rows = KVP_GATHER_ROWS;
+  // At most a sixteenth of a program's share of the indices per run, so the
+  // last runs (gather, RE, store after every other program finished) are short.
+  const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
+  const int64_t share = (c.nnz / pes / 16 + 3) / 4 * 4;
+  if (rows > share) rows = share < 16 ? 16 : share;
   // Local memory: indices and gathered rows per slot, out and zero blocks, metadata.
   const int64_t budget = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 16384 - (KVP_SLOTS + 1) * block * c.row_bytes -
                          4 * (block + 2 * window + 8) * 8;
   int64_t slots = KVP_SLOTS;
-  while (rows > 16 && slots * rows * (c.row_bytes + 8) > budget) rows /= 2;
+  // (runs stay multiples of 4 indices: every index DMA starts 32-byte aligned)
+  while (rows > 16 && slots * rows * (c.row_bytes + 8) > budget) rows = rows / 8 * 4;
   while (slots > 1 && slots * rows * (c.row_bytes + 8) > budget) --slots;
-  while (rows > 4 && slots * rows * (c.row_bytes + 8) > budget) rows /= 2;
+  while (rows > 4 && slots * rows * (c.row_bytes + 8) > budget) rows = rows / 8 * 4;
   c.gather_rows = int32_t(rows);
   c.slots = int32_t(slots);
   if (c.bags == 0 || c.dim == 0) return 0;
-  const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
   return kv_mtia_launch(dev, pes, program, &c);
 }

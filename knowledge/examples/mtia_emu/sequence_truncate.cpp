@@ -142,7 +142,8 @@ void program(kv_mtia_device* d, const void* user) {
   const int cb_zero = kv_mtia_cb_alloc(d, int32_t(c.zero_bytes), 1);
   kv_mtia_se_fill(d, cb_zero, 1, int32_t(c.zero_bytes / 4), KV_F32, 0.0f);
   const int cb_ids = c.contig ? -1 : kv_mtia_cb_alloc(d, int32_t(c.cap * 8), c.slots);
-  const int cb_rows = kv_mtia_cb_alloc(d, int32_t(c.contig ? c.keep * c.row_bytes : c.cap * c.row_bytes), c.slots);
+  const int cb_rows = kv_mtia_cb_alloc(d, int32_t(c.contig ? (c.keep > 0 ? c.keep : 1) * c.row_bytes : c.cap * c.row_bytes),
+                                       c.slots);
   row_builder rb{d, cb_ids, cb_rows, c.values, c.out, c.total, c.row_bytes, c.cap, base};
   int64_t pos = base, oo[KVP_SEQ_BLOCK + 1];  // out_offsets of the block
   walk(!one_block, false,

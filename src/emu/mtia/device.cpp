@@ -102,8 +102,8 @@ device::device(params p) : p_(std::move(p)) {
   }
   api_ = kv_mtia_api{KV_MTIA_API_VERSION, sizeof(kv_mtia_api), t_launch, t_query, t_cb_alloc, t_cb_pop, t_loop,
                      t_barrier, t_dma_in, t_dma_out, t_gather, t_acc, t_load_b, t_mm, t_drain, t_send, t_recv,
-                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather, t_peek, t_push,
-                     t_fill, t_seg_sum, t_cvt_f2i, t_pack};
+                     t_minmax, t_elem, t_row_accum, t_transpose, t_copy, t_concat, t_int_op, t_cmp, t_lm_gather,
+                     t_peek, t_push, t_fill, t_seg_sum, t_cvt_f2i, t_pack};
   handle_.api = &api_;
   handle_.impl = this;
   const std::string bad = validate(p_);

@@ -20,6 +20,9 @@ int device::cb_pop(int32_t cb) {
   if (s->consumer == no_engine)
     return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "cb " + std::to_string(cb) + " has not been read yet (pop follows a "
                                                  "KV_CB_KEEP read)");
+  if (s->consumer == scalar_core)
+    return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "cb " + std::to_string(cb) + " is consumed by the scalar core: free it "
+                                                 "with kv_mtia_sc_peek_int(..., KV_CB_POP, ...)");
   if (!record(*pe, op_pop, s->consumer, 0)) return result_.status;
   const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
   cb_read(*pe, cb, s->consumer, 0, KV_CB_POP, idx, dep_in0, what);

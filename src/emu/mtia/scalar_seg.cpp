@@ -48,6 +48,7 @@ command* device::record_scalar(pe_state& pe, uint8_t op, double work) {
 
 int device::sc_peek_int(int32_t id, int32_t dtype, int64_t index, uint32_t flags, int64_t* value) {
   const char* what = "kv_mtia_sc_peek_int";
+  *value = 0;  // a failed peek reads 0, so loops bounded by peeked values end
   pe_state* pe = current_pe(what);
   if (!pe || need_functional(what)) return result_.status;
   const int isz = int_bytes(dtype);

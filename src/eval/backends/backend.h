@@ -21,6 +21,7 @@ namespace kevolve::eval {
 
 struct compiled_kernel {
   bool ok = false;
+  std::string failure;  // when !ok: why, when the backend can say more than "the compiler rejected it"
   std::filesystem::path library;  // valid when ok
   std::string hash;               // cache key
   compile_report report;
@@ -70,6 +71,15 @@ class backend {
   // (spinning) for the device.
   virtual double host_seconds_per_call() const { return 5e-6; }
   virtual bool kernel_runs_on_host_threads() const { return true; }
+  // The operator YAML key of the baseline this backend times candidates
+  // against ("baseline": the CPU one).
+  virtual const char* baseline_key() const { return "baseline"; }
+  // The file name compiler messages call a candidate.
+  virtual const char* source_name() const { return "kernel.cpp"; }
+  // Empty when kernels can run on this node; else why not. A backend that
+  // cannot run here still compiles and checks candidates: their verdict is
+  // compile_only (never timed, never a speedup).
+  virtual std::string cannot_run_here() const { return {}; }
   // The clock kernel times come from, for reports.
   virtual const char* timer() const = 0;
   // A timer whose reading depends only on what the kernel does (an
@@ -102,8 +112,11 @@ expected<static_check> check_statically(backend& b, const std::string& source,
                                         const std::vector<std::string>& allowed_libraries);
 
 // "cpu" always; "mtia_emu" always (the emulator is built in); "cuda" in every build (compiling needs nvcc, running needs
-// kevolve-cuda-worker and a GPU). Unknown names are an error naming the
-// backends there are.
+// kevolve-cuda-worker and a GPU); "hip" in every build (compiling needs
+// hipcc; running needs kevolve-hip-worker and an AMD GPU, else verdicts are
+// compile_only); "hip_on_cuda" (HIP sources through kevolve's HIP-on-CUDA
+// header on an NVIDIA GPU: correctness on another device, never timed).
+// Unknown names are an error naming the backends there are.
 expected<std::unique_ptr<backend>> make_backend(const std::string& name, std::chrono::seconds compile_timeout);
 
 // Backends that can be named at all in this build.

@@ -9,13 +9,12 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "common/fs.h"
 #include "common/hash.h"
 #include "common/paths.h"
 #include "common/subprocess.h"
 #include "eval/backends/cpu_backend.h"
+#include "eval/backends/gpu_common.h"
 
 namespace kevolve::eval {
 namespace fs = std::filesystem;
@@ -23,13 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 int to_int(const std::string& s) { return int(std::strtol(s.c_str(), nullptr, 10)); }
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i);
-}
 
 // CUDA runtime functions a candidate may call: launching, error queries,
 // attributes and occupancy, and stream-ordered memset of its own buffers.
@@ -61,14 +53,8 @@ bool nvcc_generated(const std::string& name) {
   return false;
 }
 
-struct rule {
-  const char* name;
-  std::regex re;
-  const char* library;  // non-null: allowed when the operator allows it
-};
-
-const std::vector<rule>& cuda_rules() {
-  static const std::vector<rule> r = {
+const std::vector<gpu::source_rule>& cuda_rules() {
+  static const std::vector<gpu::source_rule> r = {
       {"device synchronization",
        std::regex(R"(\b(cudaDeviceSynchronize|cudaStreamSynchronize|cudaEventSynchronize|cudaThreadSynchronize|cudaDeviceReset|cudaStreamWaitEvent|cudaStreamQuery)\b)"),
        nullptr},
@@ -94,30 +80,6 @@ const std::vector<rule>& cuda_rules() {
       {"vendor library call", std::regex(R"(\b(thrust::\w+|cub::Device\w+|cutlass::\w+|cute::\w+))"), nullptr},
   };
   return r;
-}
-
-// Kernel launches with fewer than four configuration arguments run on the
-// default stream, not the one the evaluator gives.
-void scan_launches(const std::string& code, std::vector<policy_violation>& out) {
-  for (size_t pos = code.find("<<<"); pos != std::string::npos; pos = code.find("<<<", pos + 3)) {
-    const size_t end = code.find(">>>", pos + 3);
-    if (end == std::string::npos) break;
-    int depth = 0, commas = 0;
-    size_t last_comma = pos + 2;
-    for (size_t i = pos + 3; i < end; ++i) {
-      const char c = code[i];
-      if (c == '(' || c == '[' || c == '{') ++depth;
-      if (c == ')' || c == ']' || c == '}') --depth;
-      if (c == ',' && depth == 0) {
-        ++commas;
-        last_comma = i;
-      }
-    }
-    const int line = int(std::count(code.begin(), code.begin() + long(pos), '\n')) + 1;
-    const std::string stream = commas == 3 ? trim(code.substr(last_comma + 1, end - last_comma - 1)) : "";
-    if (commas < 3 || stream == "0" || stream == "nullptr" || stream == "NULL" || stream == "0x0")
-      out.push_back({line, "launch on the default stream", code.substr(pos, end + 3 - pos)});
-  }
 }
 
 // Mutable device globals (`.global` variables) and device-side allocation.
@@ -177,23 +139,14 @@ std::vector<gpu_kernel_resources> parse_ptxas_report(const std::string& text) {
   return out;
 }
 
-std::string nvcc_path() {
-  if (const char* n = std::getenv("KEVOLVE_NVCC"); n && *n) return n;
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream dirs(path);
-    std::string d;
-    while (std::getline(dirs, d, ':'))
-      if (!d.empty() && ::access((fs::path(d) / "nvcc").c_str(), X_OK) == 0) return (fs::path(d) / "nvcc").string();
-  }
-  return "/usr/local/cuda/bin/nvcc";
-}
+std::string nvcc_path() { return gpu::find_tool("KEVOLVE_NVCC", "nvcc", "/usr/local/cuda/bin/nvcc"); }
 
 std::string detect_cuda_arch() {
   if (const char* a = std::getenv("KEVOLVE_CUDA_ARCH"); a && *a) return a;
   auto r = run_subprocess({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"},
                           timeout_options(std::chrono::seconds(10)));
   if (r && r->ok()) {
-    std::string cap = trim(r->output.substr(0, r->output.find('\n')));
+    std::string cap = gpu::trim(r->output.substr(0, r->output.find('\n')));
     cap.erase(std::remove(cap.begin(), cap.end(), '.'), cap.end());
     if (!cap.empty() && std::all_of(cap.begin(), cap.end(), ::isdigit)) return "sm_" + cap;
   }
@@ -205,15 +158,22 @@ fs::path cuda_worker_executable() {
   return worker_executable().parent_path() / "kevolve-cuda-worker";
 }
 
-cuda_compiler::cuda_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::string arch)
+fs::path hip_on_cuda_include() { return data_root() / "src" / "abi" / "hip_on_cuda"; }
+
+cuda_compiler::cuda_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::string arch, bool hip_source)
     : cache_dir_(std::move(cache_dir)), timeout_(timeout), arch_(arch.empty() ? detect_cuda_arch() : std::move(arch)),
-      nvcc_(nvcc_path()) {}
+      hip_source_(hip_source), nvcc_(nvcc_path()) {}
 
 std::vector<std::string> cuda_compiler::flags(const std::vector<std::string>& libraries) const {
   const std::string cc = arch_.substr(arch_.find('_') + 1);  // "90" or "90a"
   std::vector<std::string> f = {"-std=c++17", "-O3", "-gencode", "arch=compute_" + cc + ",code=[sm_" + cc + ",compute_" + cc + "]",
                                 "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared", "-Xptxas", "-v", "-lineinfo",
                                 "-I" + (data_root() / "src" / "abi").string()};
+  if (hip_source_) {  // ahead of any ROCm headers installed on the node; .hip is not a suffix nvcc knows
+    f.insert(f.begin(), "-I" + hip_on_cuda_include().string());
+    f.insert(f.begin(), "cu");
+    f.insert(f.begin(), "-x");
+  }
   for (const auto& l : libraries) {
     if (l == "cublas") {
       f.push_back("-lcublas");
@@ -230,13 +190,14 @@ expected<std::string> cuda_compiler::toolchain() {
     auto v = run_subprocess({nvcc_, "--version"}, timeout_options(std::chrono::seconds(20)));
     if (!v || !v->ok())
       return make_error(errc::toolchain_error, "cannot run " + nvcc_ + " (set KEVOLVE_NVCC or put nvcc on PATH)" +
-                                                   (v ? ": " + trim(v->output) : ""));
+                                                   (v ? ": " + gpu::trim(v->output) : ""));
     std::string ver = "unknown";
     std::smatch m;
     if (std::regex_search(v->output, m, std::regex(R"(V(\d+\.\d+\.\d+))"))) ver = m[1].str();
     auto abi = read_file(data_root() / "src" / "abi" / "kevolve" / "abi.h");
+    auto shim = hip_source_ ? read_file(hip_on_cuda_include() / "hip" / "hip_runtime.h") : expected<std::string>("");
     toolchain_id_ = "nvcc " + ver + " (" + content_hash({v->output}).substr(0, 12) + ") | " + arch_ + " | abi " +
-                    content_hash({abi ? *abi : ""}).substr(0, 12);
+                    content_hash({abi ? *abi : "", shim ? *shim : ""}).substr(0, 12);
   }
   return toolchain_id_;
 }
@@ -254,21 +215,11 @@ expected<compiled_kernel> cuda_compiler::compile(const std::string& source, cons
   const fs::path meta = cache_dir_ / (k.hash + ".json");
   k.report.target = arch_;
 
-  if (auto m = read_file(meta)) {
-    try {
-      auto j = nlohmann::json::parse(*m);
-      k.ok = j.at("ok").get<bool>();
-      k.report.seconds = j.at("seconds").get<double>();
-      k.report.diagnostics = j.at("diagnostics").get<std::string>();
-      k.report.code_bytes = j.at("code_bytes").get<size_t>();
-      k.report.kernels = parse_ptxas_report(k.report.diagnostics);
-      k.report.cached = true;
-      if (fs::exists(so) && fs::exists(ptx)) {
-        k.library = so;
-        return k;
-      }
-    } catch (const nlohmann::json::exception&) {
-      // A damaged entry is rebuilt below.
+  if (gpu::load_compile_record(meta, k)) {
+    k.report.kernels = parse_ptxas_report(k.report.diagnostics);
+    if (fs::exists(so) && fs::exists(ptx)) {
+      k.library = so;
+      return k;
     }
     k = compiled_kernel{};
     k.hash = content_hash({source, flag_text, *tool});
@@ -304,8 +255,7 @@ expected<compiled_kernel> cuda_compiler::compile(const std::string& source, cons
   auto r = run_subprocess(argv, opts);
   if (!r) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": " + r.error().message);
   k.report.seconds = r->seconds;
-  std::string diag = r->output;
-  for (size_t pos; (pos = diag.find(src.string())) != std::string::npos;) diag.replace(pos, src.string().size(), display_name);
+  const std::string diag = gpu::replace_all(r->output, src.string(), display_name);
   k.report.diagnostics = diag;
   k.report.kernels = parse_ptxas_report(diag);
   if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": not found");
@@ -321,11 +271,8 @@ expected<compiled_kernel> cuda_compiler::compile(const std::string& source, cons
     }
     k.library = so;
   }
-  if (k.ok) {
-    nlohmann::json j = {{"ok", k.ok}, {"seconds", k.report.seconds}, {"diagnostics", k.report.diagnostics},
-                        {"code_bytes", k.report.code_bytes}, {"target", arch_}};
-    if (auto w = write_file_atomic(meta, j.dump()); !w) return tl::unexpected(w.error());
-  }
+  if (k.ok)
+    if (auto w = gpu::save_compile_record(meta, k); !w) return tl::unexpected(w.error());
   return k;
 }
 
@@ -336,14 +283,8 @@ std::vector<policy_violation> scan_cuda_source(const std::string& source, const 
   for (auto& v : scan_source(source, allowed))
     if (v.rule != "inline assembly") out.push_back(std::move(v));
   const std::string code = strip_comments_and_strings(source);
-  for (const auto& r : cuda_rules()) {
-    if (r.library && std::find(allowed.begin(), allowed.end(), r.library) != allowed.end()) continue;
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), r.re); it != std::sregex_iterator(); ++it) {
-      const size_t pos = size_t(it->position(0));
-      out.push_back({int(std::count(code.begin(), code.begin() + long(pos), '\n')) + 1, r.name, it->str(0)});
-    }
-  }
-  scan_launches(code, out);
+  gpu::apply_rules(code, cuda_rules(), allowed, out);
+  gpu::scan_chevron_launches(code, out);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
   return out;
 }
@@ -404,16 +345,6 @@ expected<abi_check> cuda_backend::check_compiled(const compiled_kernel& k, const
   auto ptx = read_file(cuda_compiler::ptx_path(k));
   if (!ptx) return tl::unexpected(ptx.error());
   return check_cuda_library(*elf, *ptx, allowed);
-}
-
-worker_options cuda_backend::worker(int threads, bool sandbox, uint64_t) const {
-  worker_options wo;
-  wo.executable = cuda_worker_executable();
-  wo.threads = threads;
-  wo.sandbox = sandbox;
-  wo.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
-  wo.start_timeout = std::chrono::milliseconds(60000);
-  return wo;
 }
 
 }  // namespace kevolve::eval

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "eval/backends/backend.h"
+#include "eval/backends/gpu_common.h"
 #include "eval/elf_inspect.h"
+#include "eval/backends/hip_backend.h"
 
 namespace kevolve::eval {
 
@@ -29,9 +31,16 @@ std::string nvcc_path();
 // kevolve-cuda-worker: $KEVOLVE_CUDA_WORKER, else beside this binary.
 std::filesystem::path cuda_worker_executable();
 
+// The folder of kevolve's HIP-on-CUDA header (src/abi/hip_on_cuda): its
+// hip/hip_runtime.h maps the HIP runtime API a kernel uses onto CUDA's and
+// exposes CUDA's 32-lane warp as the wave size.
+std::filesystem::path hip_on_cuda_include();
+
 class cuda_compiler {
  public:
-  cuda_compiler(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::string arch = {});
+  // `hip_source`: the sources are HIP, compiled through the HIP-on-CUDA header.
+  cuda_compiler(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::string arch = {},
+                bool hip_source = false);
   expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
                                     const std::string& display_name = "kernel.cu");
   // "nvcc V13.0.88 (Build ...) | sm_90 | abi <hash>"; fails when nvcc cannot run.
@@ -48,6 +57,7 @@ class cuda_compiler {
   std::filesystem::path cache_dir_;
   std::chrono::seconds timeout_;
   std::string arch_;
+  bool hip_source_ = false;
   std::string nvcc_;
   std::string toolchain_id_;
 };
@@ -64,33 +74,37 @@ std::vector<policy_violation> scan_cuda_source(const std::string& source, const 
 // globals and no device-side malloc (read from the PTX).
 abi_check check_cuda_library(const elf_report& elf, const std::string& ptx, const std::vector<std::string>& allowed);
 
-class cuda_backend : public backend {
+// With `hip_source`, the backend "hip_on_cuda": HIP candidates compiled
+// through the HIP-on-CUDA header and run by kevolve-cuda-worker, under the
+// cuda backend's checks of the compiled form; a correctness check on
+// another device, never a performance figure for AMD (the evaluator does
+// not time it).
+class cuda_backend : public gpu_backend {
  public:
-  cuda_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::string arch = {})
-      : compiler_(std::move(cache_dir), timeout, std::move(arch)) {}
-  const char* name() const override { return "cuda"; }
+  cuda_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::string arch = {},
+               bool hip_source = false)
+      : compiler_(std::move(cache_dir), timeout, std::move(arch), hip_source), hip_source_(hip_source) {}
+  const char* name() const override { return hip_source_ ? "hip_on_cuda" : "cuda"; }
+  const char* baseline_key() const override { return "cuda_baseline"; }
+  const char* source_name() const override { return hip_source_ ? "kernel.hip" : "kernel.cu"; }
   expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
                                     const std::string& display_name) override {
     return compiler_.compile(source, libraries, display_name);
   }
   const std::string& toolchain_id() override;
   std::vector<policy_violation> scan(const std::string& source, const std::vector<std::string>& allowed) const override {
-    return scan_cuda_source(source, allowed);
+    return hip_source_ ? scan_hip_source(source, allowed) : scan_cuda_source(source, allowed);
   }
   expected<abi_check> check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const override;
-  worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
-  bool keeps_device_copies() const override { return true; }
-  // Pinned copies run at over 10 GB/s; 1 GB/s leaves room for pageable ones.
-  double copy_allowance_seconds(double set_bytes) const override { return 3.0 * set_bytes / 1e9; }
-  // Two memsets, two event records and a launch per call (about 15-30 us of
-  // host time on an H200 node), one host thread.
-  double host_seconds_per_call() const override { return 60e-6; }
-  bool kernel_runs_on_host_threads() const override { return false; }
+  worker_options worker(int threads, bool sandbox, uint64_t) const override {
+    return device_worker(cuda_worker_executable(), threads, sandbox);
+  }
   const char* timer() const override { return "CUDA events on the legacy default stream, which kernels are given"; }
   cuda_compiler& compiler() { return compiler_; }
 
  private:
   cuda_compiler compiler_;
+  bool hip_source_ = false;
   std::string id_;
 };
 

@@ -18,11 +18,12 @@ const LABEL_LIMIT = 400;     // fitness labels drawn up to this many visible nod
 const DX = 14, DX_LABELLED = 34, DY = 56, PAD = 24;
 const COLOURS = {
   root: '#2c3e50', pending: '#e0e0e0', faster: '#1a9850', slower: '#a6d96a', suspicious: '#7b3294',
-  timeout: '#f46d43', skipped: '#bababa', failed: '#d73027',
+  timeout: '#f46d43', skipped: '#bababa', failed: '#d73027', compile_only: '#92c5de',
 };
 const CATEGORY_LABELS = {
   faster: 'ok, faster than baseline', slower: 'ok, not faster', failed: 'failed (compile, wrong, runtime, crash)',
   timeout: 'timeout', suspicious: 'suspicious', skipped: 'skipped', pending: 'pending',
+  compile_only: 'compile only (never run: no device)',
 };
 
 // ---------- formatting ----------

@@ -16,7 +16,10 @@ function renderHeader() {
 
 function renderSummary() {
   const failed = STATUS.filter((s) => s !== 'ok' && DATA.summary.some((r) => r.failures[s]));
-  let h = '<thead><tr><th>task</th><th>baseline</th><th>best speedup</th><th>% of roofline</th>' +
+  // PyTorch columns only where some task has PyTorch times
+  const torch = DATA.summary.some((r) => r.best_vs_torch_eager > 0 || r.best_vs_torch_compile > 0);
+  let h = '<thead><tr><th>task</th><th>baseline</th><th>best speedup</th>' +
+    (torch ? '<th>vs torch eager</th><th>vs torch.compile</th>' : '') + '<th>% of roofline</th>' +
     '<th>evaluations</th><th>correct</th><th>to 90% of best</th>';
   failed.forEach((s) => { h += '<th>' + esc(s) + '</th>'; });
   const llm = DATA.summary.some((r) => r.llm.requests > 0);  // columns only for sweeps that used an LLM
@@ -28,6 +31,8 @@ function renderSummary() {
     h += '<tr data-task="' + esc(r.task) + '"><td><button class="link" data-goto-task="' + i + '">' + esc(r.task) +
       '</button></td><td>' + esc(r.baseline) + '</td>' +
       cell('best_speedup', r.best_speedup, fx(r.best_speedup)) +
+      (torch ? cell('best_vs_torch_eager', r.best_vs_torch_eager, r.best_vs_torch_eager > 0 ? fx(r.best_vs_torch_eager) : '-') +
+        cell('best_vs_torch_compile', r.best_vs_torch_compile, r.best_vs_torch_compile > 0 ? fx(r.best_vs_torch_compile) : '-') : '') +
       cell('best_roofline_fraction', r.best_roofline_fraction, r.best_speedup > 0 ? pct(r.best_roofline_fraction) : '-') +
       cell('evaluations', r.evaluations, r.evaluations) + cell('correct', r.correct, r.correct) +
       cell('evaluations_to_90pct', r.evaluations_to_90pct, r.evaluations_to_90pct || '-');

@@ -7,7 +7,7 @@ function category(t, i) {
   if (n.state[i] === 0) return 'pending';
   const s = STATUS[n.status[i]];
   if (s === 'ok') return n.fitness[i] > 1 ? 'faster' : 'slower';
-  if (s === 'suspicious' || s === 'timeout' || s === 'skipped') return s;
+  if (s === 'suspicious' || s === 'timeout' || s === 'skipped' || s === 'compile_only') return s;
   return 'failed';
 }
 
@@ -160,8 +160,12 @@ function showNode(m, i) {
   if (full.reason[i]) h += '<h3>reason</h3><pre class="reason"></pre>';
   const rows = measurementsOf(t, i);
   if (rows.length) {
+    // PyTorch eager and torch.compile beside the baseline, where measured.
+    const torch = rows.some((r) => r[MF.torch_eager_median_s] > 0 || r[MF.torch_compile_median_s] > 0);
+    const side = (s) => '<td class="num">' + (s > 0 ? secs(s) : '-') + '</td>';
     h += '<h3>measurements</h3><div class="scroll"><table><tr><th>shape</th><th>status</th><th>max error</th>' +
-      '<th>candidate</th><th>± spread</th><th>baseline</th><th>speedup</th><th>GB/s</th><th>GFLOP/s</th>' +
+      '<th>candidate</th><th>± spread</th><th>baseline</th><th>speedup</th>' +
+      (torch ? '<th>torch eager</th><th>torch.compile</th>' : '') + '<th>GB/s</th><th>GFLOP/s</th>' +
       '<th>roofline</th><th>bottleneck</th></tr>';
     rows.forEach((r) => {
       const timedShape = !r[MF.holdout] && r[MF.candidate_median_s] > 0;
@@ -170,10 +174,11 @@ function showNode(m, i) {
         (timedShape
           ? '<td class="num">' + secs(r[MF.candidate_median_s]) + '</td><td class="num">' +
             secs((r[MF.candidate_p90_s] - r[MF.candidate_p10_s]) / 2) + '</td><td class="num">' +
-            secs(r[MF.baseline_median_s]) + '</td><td class="num">' + fx(r[MF.speedup]) + '</td><td class="num">' +
+            secs(r[MF.baseline_median_s]) + '</td><td class="num">' + fx(r[MF.speedup]) + '</td>' +
+            (torch ? side(r[MF.torch_eager_median_s]) + side(r[MF.torch_compile_median_s]) : '') + '<td class="num">' +
             num(r[MF.achieved_gbs], 1) + '</td><td class="num">' + num(r[MF.achieved_gflops], 1) + '</td><td class="num">' +
             pct(r[MF.roofline_fraction]) + '</td><td>' + esc(r[MF.bottleneck]) + '</td>'
-          : '<td colspan="8" class="muted">verified, not timed</td>') + '</tr>';
+          : '<td colspan="' + (torch ? 10 : 8) + '" class="muted">verified, not timed</td>') + '</tr>';
     });
     h += '</table></div>';
   }

@@ -93,6 +93,14 @@ TEST(KnowledgeBase, DiagnosisNamesSpillsAndTheFirstDraft) {
   v.bottleneck = "compute-bound";
   v.diagnostics = "ptxas info: 48 bytes spill stores";
   EXPECT_EQ(diagnose(v), (std::vector<std::string>{"compute_bound", "register_spills"}));
+  // Reports of no spills and good occupancy (ptxas, hip's remarks) are no diagnosis.
+  v.diagnostics = "ptxas info: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                  "remark:     VGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]\n"
+                  "remark:     Occupancy [waves/SIMD]: 8 [-Rpass-analysis=kernel-resource-usage]";
+  EXPECT_EQ(diagnose(v), (std::vector<std::string>{"compute_bound"}));
+  v.diagnostics = "remark:     VGPRs Spill: 12 [-Rpass-analysis=kernel-resource-usage]\n"
+                  "remark:     Occupancy [waves/SIMD]: 2 [-Rpass-analysis=kernel-resource-usage]";
+  EXPECT_EQ(diagnose(v), (std::vector<std::string>{"compute_bound", "register_spills", "low_occupancy"}));
 }
 
 TEST(KnowledgeBase, TextSearchRanksByBm25) {

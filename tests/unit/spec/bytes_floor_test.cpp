@@ -36,8 +36,9 @@ TEST(BytesFloor, AboveBytesIsAnError) {
   std::string yaml = *text;
   const std::string ref = (testing::catalog_dir() / "softmax").string();
   for (const char* f : {"reference.cpp", "baseline.cpp", "baseline.cu", "mtia_baseline.cpp"}) {
-    const std::string from = std::string("softmax/") + f;
-    yaml.replace(yaml.find(from), from.size(), ref + "/" + f);
+    const std::string from = std::string(": softmax/") + f, to = ": " + ref + "/" + f;
+    for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size())  // cuda and hip share baseline.cu
+      yaml.replace(at, from.size(), to);
   }
   yaml.replace(yaml.find("name: softmax"), 13, "name: floor_op");
   yaml += "bytes_floor: \"4 * B * N * sizeof(T)\"\n";

@@ -88,6 +88,20 @@ TEST_F(LlmSection, MistakesNameFileLineAndKey) {
   EXPECT_EQ(m.find("sk-live"), std::string::npos) << m;
 }
 
+TEST_F(LlmSection, SkillNoteLengthIsConfigurableWithinRange) {
+  auto s = load("");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->llm.skill_note_chars, 600);  // default
+  s = load("llm:\n  skill_note_chars: 0\n");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->llm.skill_note_chars, 0);  // no notes
+  s = load("llm:\n  skill_note_chars: -5\n");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("sweep.yaml:7: 'llm.skill_note_chars' must be between 0 and 20000, got \"-5\""),
+            std::string::npos)
+      << s.error().message;
+}
+
 TEST_F(LlmSection, AnUnknownSynthesizerIsRefused) {
   const auto f = dir_->path() / "s.yaml";
   std::ofstream(f) << "sweep:\n  operators: [softmax]\n  synthesizer: gpt\nsearch:\n  stop: {max_evaluations: 5}\n";

@@ -213,13 +213,15 @@ TEST(resolve, derived_symbols_params_and_workspace) {
                          "reference_max_flops: 1e6\n"
                          "reference: " << ref << "\n"
                          "baseline: {name: b, source: " << base << ", libraries: [openblas]}\n"
-                         "allowed_libraries: [openblas]\n";
+                         "allowed_libraries: [openblas]\n"
+                         "torch: |\n  y = F.conv1d(x[:, None], w[None, None], padding=padding)\n  return y[:, 0] * scale\n";
   auto op = load_operator(file);
   ASSERT_TRUE(op.has_value()) << op.error().message;
   EXPECT_DOUBLE_EQ(op->max_speedup, 20.0);
   EXPECT_DOUBLE_EQ(op->reference_max_flops, 1e6);
   EXPECT_EQ(op->baseline.libraries, (std::vector<std::string>{"openblas"}));
   EXPECT_EQ(op->allowed_libraries, (std::vector<std::string>{"openblas"}));
+  EXPECT_EQ(op->torch, "y = F.conv1d(x[:, None], w[None, None], padding=padding)\nreturn y[:, 0] * scale\n");
   ASSERT_EQ(op->derived.size(), 2u);
   EXPECT_EQ(op->derived[0].first, "P");  // file order: Lout uses P
   const variant* d = op->find_variant("d");
@@ -290,6 +292,7 @@ TEST(load_catalog, the_real_catalog_loads_and_every_operator_is_usable) {
     EXPECT_FALSE(op.variants.empty());
     EXPECT_TRUE(fs::is_regular_file(op.reference));
     EXPECT_TRUE(fs::is_regular_file(op.baseline.source));
+    EXPECT_FALSE(op.torch.empty()) << "every starter operator has its PyTorch version";
     // Every point resolves to positive traffic under every variant.
     for (const auto& v : op.variants)
       for (const auto* list : {&op.shapes, &op.holdout_shapes})

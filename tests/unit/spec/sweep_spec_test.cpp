@@ -70,17 +70,31 @@ TEST_F(SweepSpec, UnknownPolicyIsRefused) {
 TEST_F(SweepSpec, UnknownOperatorAndBackendAreRefused) {
   std::string y = valid();
   y.replace(y.find("layernorm"), 9, "no_such_op");
-  y.replace(y.find("[cpu]"), 5, "[cpu, hip]");
+  y.replace(y.find("[cpu]"), 5, "[cpu, rocm]");
   auto s = load_sweep(write(y));
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("unknown operator 'no_such_op'"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'hip'"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("'sweep.backends' lists 'rocm'"), std::string::npos) << s.error().message;
 }
 
 TEST_F(SweepSpec, AStopRuleIsRequired) {
   std::string y = valid();
   y.replace(y.find("{max_evaluations: 5}"), 20, "{}");
   EXPECT_FALSE(load_sweep(write(y)).has_value());
+}
+
+TEST_F(SweepSpec, TorchBaselinesAreAutoOnOrOff) {
+  auto d = load_sweep(write(valid()));
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  EXPECT_EQ(d->torch_baselines, "auto");
+  auto off = load_sweep(write(valid() + "evaluator: {torch_baselines: off}\n"));
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_EQ(off->torch_baselines, "off");
+  auto bad = load_sweep(write(valid() + "evaluator:\n  torch_baselines: maybe\n"));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("sweep.yaml:8: 'evaluator.torch_baselines' must be auto, on or off, got \"maybe\""),
+            std::string::npos)
+      << bad.error().message;
 }
 
 TEST_F(SweepSpec, CompatibilityIgnoresTheCheckpointPeriodOnly) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "store_fixtures.h"
 
 namespace kevolve::store {
@@ -312,15 +313,115 @@ TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
   auto r = read_store(p);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_TRUE(r->tasks[0].llm.empty());
-  for (auto& t : rec.tasks) t.llm.clear();
+  for (auto& t : rec.tasks) {
+    t.llm.clear();
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // schema 4
+    t.skills.clear();
+  }
   EXPECT_EQ(diff_record(rec, *r), "");
+}
+
+// Schema 4 added the PyTorch times to `measurements`: a store whose
+// measurements lack them (schema 3) still reads, with the times 0 (not
+// measured), and the rest intact; schema 4 round-trips them.
+TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
+  temp_dir d = make_dir();
+  sweep_record rec = make_record();
+  bool any = false;
+  for (const auto& t : rec.tasks)
+    for (const auto& m : t.measurements) any |= m.torch_eager_median_s > 0 && m.torch_compile_median_s > 0;
+  ASSERT_TRUE(any) << "the fixture has PyTorch times";
+  const fs::path now = d.path() / "v4.h5";
+  ASSERT_TRUE(write_store(now, rec).has_value());
+  auto r4 = read_store(now);
+  ASSERT_TRUE(r4.has_value()) << r4.error().message;
+  EXPECT_EQ(diff_record(rec, *r4), "");
+
+  // What kevolve wrote before schema 4, made with h5py (a compound without the two fields).
+  const fs::path old = d.path() / "v3.h5";
+  ASSERT_TRUE(write_store(old, rec).has_value());
+  const std::string py =
+      "import h5py, numpy as np, sys\n"
+      "with h5py.File(sys.argv[1], 'r+') as f:\n"
+      "    f.attrs.modify('schema_version', np.int32(3))\n"
+      "    for t in f['tasks'].values():\n"
+      "        m = t['measurements'][()]\n"
+      "        keep = [n for n in m.dtype.names if not n.startswith('torch_')]\n"
+      "        old = np.zeros(m.shape, dtype=[(n, m.dtype[n]) for n in keep])\n"
+      "        for n in keep: old[n] = m[n]\n"
+      "        del t['measurements']\n"
+      "        t.create_dataset('measurements', data=old)\n";
+  auto h5py = run_subprocess({"/usr/bin/python3", "-c", py, old.string()});
+  ASSERT_TRUE(h5py.has_value() && h5py->ok()) << (h5py ? h5py->output : h5py.error().message);
+  auto r3 = read_store(old);
+  ASSERT_TRUE(r3.has_value()) << r3.error().message;
+  for (auto& t : rec.tasks) {
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
+    t.skills.clear();  // and the rest of schema 4: no skills, every exchange a kernel request
+    for (auto& x : t.llm) x.purpose = "kernel";
+  }
+  EXPECT_EQ(diff_record(rec, *r3), "");
+}
+
+// Schema 4 added the llm rows' `purpose` and the `skills` tables: a version 3
+// store reads with every exchange a kernel request and no skills.
+TEST(Hdf5Store, SchemaVersionThreeStoresStillRead) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "v3.h5";
+  sweep_record rec = make_record();
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  for (const char* t : {"/tasks/0", "/tasks/1"}) {
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills").has_value());
+    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills_text").has_value());
+  }
+  ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", 3).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  for (auto& t : rec.tasks) {
+    t.skills.clear();
+    for (auto& x : t.llm) x.purpose = "kernel";
+    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // also schema 4
+  }
+  EXPECT_EQ(diff_record(rec, *r), "");
+}
+
+TEST(Hdf5Store, SkillNotesRoundTripAndBadRowsAreNamed) {
+  temp_dir d = make_dir();
+  const fs::path p = d.path() / "skills.h5";
+  const sweep_record rec = make_record();
+  ASSERT_EQ(rec.tasks[0].skills.size(), 2u);
+  ASSERT_TRUE(write_store(p, rec).has_value());
+  auto r = read_store(p);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(diff_record(rec, *r), "");
+  EXPECT_EQ(r->tasks[0].llm.back().purpose, "skill_note");
+  ASSERT_TRUE(store_remove_object(p, "/tasks/0/skills_text").has_value());
+  r = read_store(p);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("/tasks/0: missing dataset 'skills_text'"), std::string::npos) << r.error().message;
+  sweep_record bad = make_record();
+  bad.tasks[0].skills[0].parent = bad.tasks[0].skills[0].node;  // not its parent
+  auto w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("skill 0 is of node"), std::string::npos) << w.error().message;
+  bad = make_record();
+  bad.tasks[0].skills[1].exchange = 99;
+  w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("skill 1 names llm exchange 99"), std::string::npos) << w.error().message;
+  bad = make_record();
+  bad.tasks[0].llm[0].purpose = "chat";
+  w = write_store(d.path() / "bad.h5", bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("has purpose 'chat', expected kernel or skill_note"), std::string::npos)
+      << w.error().message;
 }
 
 TEST(Hdf5Store, LlmExchangesRoundTripAndBadRowsAreNamed) {
   temp_dir d = make_dir();
   const fs::path p = d.path() / "llm.h5";
   const sweep_record rec = make_record();
-  ASSERT_EQ(rec.tasks[0].llm.size(), 3u);
+  ASSERT_EQ(rec.tasks[0].llm.size(), 4u);
   ASSERT_TRUE(write_store(p, rec).has_value());
   auto r = read_store(p);
   ASSERT_TRUE(r.has_value()) << r.error().message;

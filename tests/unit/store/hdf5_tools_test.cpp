@@ -83,8 +83,9 @@ TEST_F(StoreTools, H5pyReadsTheNodesTable) {
   const std::string script =
       "import h5py, sys\n"
       "f = h5py.File(sys.argv[1], 'r')\n"
-      "assert int(f.attrs['schema_version']) == 3\n"
+      "assert int(f.attrs['schema_version']) == 4\n"
       "g = f['tasks/0']\n"
+      "assert {'torch_eager_median_s', 'torch_compile_median_s'} <= set(g['measurements'].dtype.names)\n"
       "nodes, text, k = g['nodes'], g['text'], int(sys.argv[2])\n"
       "row = nodes[k]\n"
       "print(len(nodes))\n"

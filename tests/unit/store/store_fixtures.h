@@ -116,6 +116,8 @@ inline grown_task grow_task(const std::string& op, const std::string& policy, ui
       m.achieved_gflops = 1.0 / 3.0;
       m.roofline_fraction = 0.42;
       m.bottleneck = s == 1 ? "" : "memory bandwidth";
+      if (s == 0) m.torch_eager_median_s = 3e-4 + 1e-6 * x.id;  // PyTorch times where measured
+      if (s == 0 && x.id % 2) m.torch_compile_median_s = 1.5e-4;
       t.measurements.push_back(m);
     }
   }
@@ -148,6 +150,31 @@ inline sweep_record make_record(const std::string& hash = "0123456789abcdef01234
     x.cost = 0.00123;
     x.prompt_ms = 0.8;
     r.tasks[0].llm.push_back(x);
+  }
+  {  // a skill note about the first node grown from another node: its request and the note
+    const auto& nodes = r.tasks[0].search.nodes.nodes();
+    size_t child = 1;
+    while (child < nodes.size() && nodes[child].parent < 1) ++child;
+    llm_exchange x = r.tasks[0].llm[0];
+    x.node = int64_t(child);
+    x.purpose = "skill_note";
+    x.reply = "Fusing the max and the sum into one pass halved the reads.";
+    r.tasks[0].llm.push_back(x);
+    skill_note k;
+    k.node = int64_t(child);
+    k.parent = nodes[child].parent;
+    k.exchange = int64_t(r.tasks[0].llm.size()) - 1;
+    k.accepted = true;
+    k.parent_fitness = 1.25;
+    k.child_fitness = 1.75;
+    k.note = x.reply;
+    k.hardware = "x86";
+    k.evidence = "{\"operator\":\"softmax\",\"température\":1}";
+    r.tasks[0].skills.push_back(k);
+    k.accepted = false;
+    k.note.clear();
+    k.reason = "the note has 900 characters, over llm.skill_note_chars (600)";
+    r.tasks[0].skills.push_back(k);
   }
   grown_task second = grow_task("gemm_bias_relu", "greedy", 11, 70);
   second.record.stop_reason = "max_evaluations reached\n(70 of 70)";
@@ -242,7 +269,8 @@ inline bool operator==(const shape_measurement& a, const shape_measurement& b) {
          a.candidate_p10_s == b.candidate_p10_s && a.candidate_p90_s == b.candidate_p90_s &&
          a.baseline_median_s == b.baseline_median_s && a.speedup == b.speedup && a.achieved_gbs == b.achieved_gbs &&
          a.achieved_gflops == b.achieved_gflops && a.roofline_fraction == b.roofline_fraction &&
-         a.bottleneck == b.bottleneck;
+         a.bottleneck == b.bottleneck && a.torch_eager_median_s == b.torch_eager_median_s &&
+         a.torch_compile_median_s == b.torch_compile_median_s;
 }
 
 inline std::string diff_record(const sweep_record& a, const sweep_record& b) {
@@ -270,8 +298,16 @@ inline std::string diff_record(const sweep_record& a, const sweep_record& b) {
           p.error != q.error || p.prompt != q.prompt || p.reply != q.reply || p.documents != q.documents ||
           p.attempts != q.attempts || p.prompt_tokens != q.prompt_tokens || p.completion_tokens != q.completion_tokens ||
           p.tokens_estimated != q.tokens_estimated || p.latency_s != q.latency_s || p.total_s != q.total_s ||
-          p.cost != q.cost || p.prompt_ms != q.prompt_ms)
+          p.cost != q.cost || p.prompt_ms != q.prompt_ms || p.purpose != q.purpose)
         return t + "llm exchange " + std::to_string(k) + " differs";
+    }
+    if (x.skills.size() != y.skills.size()) return t + "skill count differs";
+    for (size_t k = 0; k < x.skills.size(); ++k) {
+      const skill_note &p = x.skills[k], &q = y.skills[k];
+      if (p.node != q.node || p.parent != q.parent || p.exchange != q.exchange || p.accepted != q.accepted ||
+          p.parent_fitness != q.parent_fitness || p.child_fitness != q.child_fitness || p.note != q.note ||
+          p.reason != q.reason || p.hardware != q.hardware || p.evidence != q.evidence)
+        return t + "skill " + std::to_string(k) + " differs";
     }
   }
   return "";

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 
@@ -16,11 +17,11 @@ struct fixture {
   temp_dir dir = *temp_dir::create("kevolve-coordinator-");
   std::unique_ptr<coordinator> c;
 
-  explicit fixture(const std::set<int>& remote = {}) {
+  explicit fixture(const std::set<int>& remote = {}, const std::string& synthesizer = "builtin", int in_flight = 2) {
     const auto cfg = dir.path() / "sweep.yaml";
     std::ofstream(cfg) << "sweep:\n  operators: [" << KEVOLVE_TEST_SOURCE_DIR
-                       << "/tests/data/operators/ts_silu.yaml]\n  backends: [cpu]\n"
-                       << "search:\n  policy: greedy\n  max_in_flight: 2\n  stop: {max_evaluations: 4}\n"
+                       << "/tests/data/operators/ts_silu.yaml]\n  backends: [cpu]\n  synthesizer: " << synthesizer << "\n"
+                       << "search:\n  policy: greedy\n  max_in_flight: " << in_flight << "\n  stop: {max_evaluations: 4}\n"
                        << "runtime: {silence_seconds: 10, deadline_seconds: 30}\n";
     auto spec = spec::load_sweep(cfg);
     EXPECT_TRUE(spec.has_value()) << spec.error().message;
@@ -40,13 +41,67 @@ synth::synthesis_result code(const std::string& text) {
   return r;
 }
 
-eval_result verdict(const eval_request& q, int rank, const std::string& status) {
+eval_result verdict(const eval_request& q, int rank, const std::string& status, double fitness = 1.5) {
   eval_result r;
   r.id = q.id;
   r.rank = rank;
   r.status = status;
-  r.fitness = status == "ok" ? 1.5 : 0.0;
+  r.fitness = status == "ok" ? fitness : 0.0;
   return r;
+}
+
+// In an llm sweep, a child that beats the best and grew from another node
+// gets a note job; the run's final checkpoint waits for the note, which is
+// kept as a skill of the task with its exchange.
+TEST(Coordinator, AnImprovementInAnLlmSweepAsksForANoteAndTheEndWaitsForIt) {
+  fixture f({}, "llm", 1);
+  f.c->add_local_evaluator(0, "cpu", 0);
+  outbox out = f.c->start(0);
+  f.c->on_checkpoint_done(out.checkpoint_sequence, "", 0);
+  ASSERT_EQ(out.synthesis.size(), 1u);
+  const eval_request a = f.c->on_written(out.synthesis[0], code("a"), 1).evaluations.at(0).second;
+  outbox ra = f.c->on_result(verdict(a, 0, "ok", 1.5), 2);
+  ASSERT_EQ(ra.synthesis.size(), 1u);
+  EXPECT_FALSE(ra.synthesis[0].note.has_value());  // the first child grew from the root: nothing to compare
+  synth_job next = ra.synthesis[0];
+  eval_request q = f.c->on_written(next, code("b"), 3).evaluations.at(0).second;
+  outbox rb = f.c->on_result(verdict(q, 0, "ok", 1.2), 4);  // no improvement: no note
+  for (const auto& j : rb.synthesis) EXPECT_FALSE(j.note.has_value());
+  next = rb.synthesis.at(0);
+  q = f.c->on_written(next, code("c"), 5).evaluations.at(0).second;
+  outbox rc = f.c->on_result(verdict(q, 0, "ok", 2.0), 6);
+  const synth_job* note = nullptr;
+  for (const auto& j : rc.synthesis)
+    if (j.note) note = &j;
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->node, q.node);
+  EXPECT_EQ(note->note->child.code, "c");
+  EXPECT_GT(note->note->parent.id, 0);
+  EXPECT_DOUBLE_EQ(note->note->child.fitness, 2.0);
+  EXPECT_EQ(note->note->hardware, "x86");
+  const synth_job note_job = *note;
+  // The last evaluation: the task is done, but the note is still out.
+  next = *std::find_if(rc.synthesis.begin(), rc.synthesis.end(), [](const synth_job& j) { return !j.note; });
+  q = f.c->on_written(next, code("d"), 7).evaluations.at(0).second;
+  outbox rd = f.c->on_result(verdict(q, 0, "ok", 1.0), 8);
+  EXPECT_FALSE(rd.checkpoint.has_value());
+  synth::note_result n;
+  n.status = "accepted";
+  n.note = "one pass";
+  n.calls.resize(1);
+  n.calls[0].purpose = "skill_note";
+  n.calls[0].model = "coder";
+  outbox done = f.c->on_noted(note_job, n, 9);
+  ASSERT_TRUE(done.checkpoint.has_value());  // now the final one
+  const store::task_record& t = done.checkpoint->tasks[0];
+  ASSERT_EQ(t.skills.size(), 1u);
+  EXPECT_EQ(t.skills[0].node, note_job.node);
+  EXPECT_EQ(t.skills[0].parent, note_job.note->parent.id);
+  EXPECT_EQ(t.skills[0].note, "one pass");
+  EXPECT_TRUE(t.skills[0].accepted);
+  ASSERT_EQ(t.skills[0].exchange, int64_t(t.llm.size()) - 1);
+  EXPECT_EQ(t.llm.back().purpose, "skill_note");
+  EXPECT_NE(t.skills[0].evidence.find("\"model\":\"coder\""), std::string::npos) << t.skills[0].evidence;
 }
 
 TEST(Coordinator, StartsWithACheckpointAndChildrenForEveryFreeSlot) {

@@ -133,6 +133,69 @@ TEST(LlmSynthesizer, NoEndpointMeansBuiltinSaidOnce) {
   EXPECT_NE(f.notices[0].find("no endpoint is configured (llm.endpoints)"), std::string::npos);
 }
 
+note_request note_for(const spec::operator_spec& op) {
+  note_request n;
+  n.task = "ts_softmax/fp32/cpu";
+  n.op = &op;
+  n.variant = &op.variants.front();
+  n.backend = "cpu";
+  n.hardware = "x86";
+  n.parent.id = 3;
+  n.parent.code = "// three passes";
+  n.parent.result = eval::status::ok;
+  n.parent.fitness = 1.2;
+  n.child.id = 7;
+  n.child.code = "// one fused pass";
+  n.child.result = eval::status::ok;
+  n.child.fitness = 2.5;
+  n.measurements = "- rows_1024: parent 3.0 us (1.20x, memory-bound), child 1.4 us (2.50x, memory-bound)\n";
+  return n;
+}
+
+TEST(LlmSynthesizer, ANoteIsAskedWithBothKernelsAndCheckedForLength) {
+  fixture f;
+  auto s = f.make();
+  f.client->next = replied("  Fusing the three passes into one halves the reads.\n");
+  note_result r = s->write_note(note_for(f.op));
+  EXPECT_EQ(r.status, "accepted");
+  EXPECT_EQ(r.note, "Fusing the three passes into one halves the reads.");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].purpose, "skill_note");
+  EXPECT_EQ(r.calls[0].status, "ok");
+  const std::string& user = f.client->last.at(1).content;
+  for (const char* part : {"// three passes", "// one fused pass", "Parent: node 3", "Child: node 7", "rows_1024: parent 3.0 us",
+                           "at most 600 characters", "ts_softmax"})
+    EXPECT_NE(user.find(part), std::string::npos) << part;
+  // 601 characters (UTF-8: one code point, two bytes, each) is one too many.
+  std::string long_note;
+  for (int i = 0; i < 601; ++i) long_note += "\xc3\xa9";
+  f.client->next = replied(long_note);
+  r = s->write_note(note_for(f.op));
+  EXPECT_EQ(r.status, "refused");
+  EXPECT_EQ(r.note, "");
+  EXPECT_EQ(r.reason, "the note has 601 characters, over the limit of 600 (llm.skill_note_chars)");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].error, r.reason);
+  EXPECT_EQ(r.calls[0].status, "unusable");
+  f.client->next = replied(" \n ");
+  EXPECT_EQ(s->write_note(note_for(f.op)).reason, "the reply is empty");
+}
+
+TEST(LlmSynthesizer, NoNoteWithoutEndpointOrBudgetAndTheBuiltinWritesNone) {
+  fixture f;
+  auto s = f.make();
+  f.client->block = "the sweep's token budget is spent (1000 of 900)";
+  note_result r = s->write_note(note_for(f.op));
+  EXPECT_EQ(r.status, "");
+  EXPECT_EQ(r.reason, "the sweep's token budget is spent (1000 of 900)");
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(f.client->calls, 0);
+  EXPECT_EQ(f.make(false)->write_note(note_for(f.op)).status, "");
+  auto builtin = make_synthesizer("builtin");
+  ASSERT_TRUE(builtin.has_value());
+  EXPECT_EQ((*builtin)->write_note(note_for(f.op)).status, "");
+}
+
 TEST(LlmSynthesizer, TheFactoryKnowsBothNames) {
   EXPECT_TRUE(make_synthesizer("builtin").has_value());
   auto s = make_synthesizer("llm");

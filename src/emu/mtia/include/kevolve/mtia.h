@@ -383,7 +383,8 @@ static inline int kv_mtia_lm_gather(kv_mtia_device* d, int32_t engine_vec, int32
  * buffer. Host arithmetic on peeked values is free, but every value costs a
  * peek: use it for metadata, not for data. */
 
-/* *value = element `index` (KV_I32 or KV_I64) of the front slot of cb.
+/* *value = element `index` (KV_I32 or KV_I64) of the front slot of cb
+ * (0 when the call fails).
  * flags KV_CB_KEEP leaves the slot (the CB's engine consumer, or a later
  * peek, frees it); KV_CB_POP frees it (the scalar core is then the CB's
  * consumer). */
