@@ -10,8 +10,9 @@
 # (OPERATORS: comma-separated, default the five dense ones; `gather` is
 # embedding_bag_sum,jagged_to_padded_dense,sequence_truncate (scalar peeks,
 # indexed gathers, segmented sums); `integer` is bucketize,feature_hash (the
-# SE / vector core's integer, compare and local-gather intrinsics); `all`
-# runs all ten)
+# SE / vector core's integer, compare and local-gather intrinsics); `fp32dpe`
+# is dot_interaction,conv1d (fp32 as split-bf16 products on the DPE, their
+# first variant); `all` runs all twelve)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/runs/mtia_emu_bench}
@@ -19,7 +20,8 @@ evals=${2:-16}
 ops=${3:-bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu}
 [ "$ops" = gather ] && ops=embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
 [ "$ops" = integer ] && ops=bucketize,feature_hash
-[ "$ops" = all ] && ops=bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu,bucketize,feature_hash,embedding_bag_sum,jagged_to_padded_dense,sequence_truncate
+[ "$ops" = fp32dpe ] && ops=dot_interaction,conv1d
+[ "$ops" = all ] && ops=bias_gelu,softmax,layernorm,rmsnorm,gemm_bias_relu,bucketize,feature_hash,embedding_bag_sum,jagged_to_padded_dense,sequence_truncate,dot_interaction,conv1d
 kevolve=${KEVOLVE_BIN:-$root/build/kevolve}
 mkdir -p "$out"
 rm -f "$out/sweep.h5" "$out"/sweep.summary.*
