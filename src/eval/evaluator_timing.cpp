@@ -1,0 +1,314 @@
+// The evaluator's second half: timing a verified candidate against the timed
+// baseline (interleaved rounds, or one call on a deterministic timer), the
+// checks of hidden work, and the speedup and roofline judgement.
+#include "eval/evaluator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "eval/backends/backend.h"
+#include "eval/backends/cpu_backend.h"
+#include "eval/compare.h"
+#include "eval/evaluator_parts.h"
+#include "eval/generators.h"
+#include "eval/roofline.h"
+#include "eval/source_policy.h"
+#include "eval/stats.h"
+#include "eval/task_data.h"
+#include "eval/worker_client.h"
+
+namespace kevolve::eval {
+
+using std::chrono::milliseconds;
+
+shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
+  const problem_state& ps = data_->problem(p);
+  if (auto r = data_->setup_baseline_worker(p); !r) {
+    sv.result = status::skipped;
+    sv.reason = r.error().message;
+    return sv;
+  }
+  if (auto b = check_timed_baseline(p, totals); !b) {
+    baseline_error_ = b.error();
+    sv.result = status::skipped;
+    sv.reason = b.error().message;
+    return sv;
+  }
+  {
+    phase_clock torch_clock(totals.phases, kTorchPhase);
+    measure_torch_once(p);
+  }
+  if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
+  worker_client& base = data_->baseline_worker();
+  const uint32_t sets = uint32_t(ps.buf.num_sets);
+  const milliseconds timeout = options_.call_timeout;
+  const int threads = data_->threads();
+  std::vector<int64_t> cand_ns, base_ns;
+  double cand_reported = 0.0;
+  uint32_t cand_calls = 0;
+  const double cpu_before = cand.cpu_seconds();
+
+  // Warm-up: one pass over every set (page faults, caches, thread pools).
+  auto wc = cand.time(0, 0, sets, timeout * sets);
+  totals.kernel_seconds += wc.wall_seconds;
+  if (!wc.ok()) return failed_call(sv, wc, "warm-up");
+  cand_reported += sum_seconds(wc.ns);
+  cand_calls += uint32_t(wc.ns.size());
+  int cand_requests = 1;
+  auto wb = base.time(0, 0, sets, timeout * sets);
+  totals.kernel_seconds += wb.wall_seconds;
+  if (!wb.ok()) {
+    sv.result = status::skipped;
+    sv.reason = "the baseline failed during warm-up: " + wb.detail;
+    return sv;
+  }
+  const double est_c = std::max(summarize_ns(wc.ns).median_s, 1e-7);
+  const double est_b = std::max(summarize_ns(wb.ns).median_s, 1e-7);
+  const int rounds = 3;
+  auto reps_for = [&](double est) {
+    const double per_round = options_.time_budget_seconds / rounds;
+    return uint32_t(std::clamp(per_round / est, double(std::max(1, options_.min_runs / rounds)), 100000.0));
+  };
+  const uint32_t reps_c = reps_for(est_c), reps_b = reps_for(est_b);
+  const double ws_poison_s = double(ps.inst.workspace_bytes) / 5e9;  // worker's memset per call
+  double set_bytes = 0;
+  for (const auto& t : ps.inst.inputs) set_bytes += double(t.bytes());
+  for (const auto& t : ps.inst.outputs) set_bytes += double(t.bytes());
+
+  // Interleaved rounds: baseline batch, candidate batch. The candidate's last
+  // batch starts at set 0 with freshly poisoned outputs, so what it leaves
+  // behind is checked below.
+  uint32_t next_c = 0, next_b = 0;
+  // A set whose reference is known (it was verified), drawn per candidate.
+  const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(options_.verify_trials)));
+  for (int r = 0; r <= rounds; ++r) {
+    if (r < rounds) {
+      auto ob = base.time(0, next_b % sets, reps_b, timeout * reps_b);
+      totals.kernel_seconds += ob.wall_seconds;
+      if (!ob.ok()) {
+        sv.result = status::skipped;
+        sv.reason = "the baseline failed while timing: " + ob.detail;
+        return sv;
+      }
+      base_ns.insert(base_ns.end(), ob.ns.begin(), ob.ns.end());
+      next_b += reps_b;
+    }
+    const bool final_batch = r == rounds;
+    uint32_t reps = reps_c;
+    uint32_t first = next_c % sets;
+    if (final_batch) {
+      // One call on a set the kernel cannot predict, with fresh poison: its
+      // output is checked against the reference below.
+      first = checked_set;
+      reps = 1;
+      data_->poison_outputs(p, int(first), poison_byte(first + 1));
+    }
+    auto oc = cand.time(0, first, reps, timeout * reps);
+    totals.kernel_seconds += oc.wall_seconds;
+    if (!oc.ok()) return failed_call(sv, oc, "timing");
+    const double reported = sum_seconds(oc.ns);
+    // The worker's clock against ours: calls cannot take less than they took.
+    // Slack for a busy machine: the worker may be descheduled between calls.
+    const double allowed_gap =
+        reported + 0.02 + double(reps) * (ws_poison_s + 20e-6) + backend_->copy_allowance_seconds(set_bytes);
+    if (oc.wall_seconds > 2.0 * allowed_gap) {
+      sv.result = status::suspicious;
+      sv.reason = "timed calls reported " + std::to_string(reported * 1e3) + " ms but took " +
+                  std::to_string(oc.wall_seconds * 1e3) +
+                  " ms of wall time: work hidden from the timer, or a tampered timer";
+      return sv;
+    }
+    cand_reported += reported;
+    cand_calls += uint32_t(oc.ns.size());
+    ++cand_requests;
+    cand_ns.insert(cand_ns.end(), oc.ns.begin(), oc.ns.end());
+    next_c += reps;
+  }
+
+  // Hidden work: no CPU use after the last call returned, and no more CPU in
+  // total than the timed calls can account for.
+  const double cpu_after = cand.cpu_seconds();
+  phase_clock idle_clock(totals.phases, "idle check");
+  const double live_before = cand.live_thread_cpu_seconds();
+  ::usleep(5000);
+  const double cpu_idle = cand.live_thread_cpu_seconds() - live_before;
+  if (cpu_idle > 0.0025) {
+    sv.result = status::suspicious;
+    sv.reason = "the kernel's process kept computing after its calls returned (" + std::to_string(cpu_idle * 1e3) +
+                " ms of CPU in 5 ms of idle time): work hidden from the timer";
+    return sv;
+  }
+  const double cpu_used = cpu_after - cpu_before;
+  // A GPU worker also copies one input set to the device and one back per
+  // timed request (pageable memory: the host CPU does the staging).
+  const double host_threads = backend_->kernel_runs_on_host_threads() ? threads : 1.0;
+  const double cpu_bound =
+      host_threads * (cand_reported + cand_calls * (ws_poison_s + backend_->host_seconds_per_call())) * 1.25 +
+      cand_requests * backend_->copy_allowance_seconds(set_bytes) + 0.03;
+  if (cpu_used > cpu_bound) {
+    sv.result = status::suspicious;
+    sv.reason = "the kernel's process used " + std::to_string(cpu_used * 1e3) + " ms of CPU while its timed calls took " +
+                std::to_string(cand_reported * 1e3) + " ms in " + std::to_string(cand_calls) + " calls on " +
+                std::to_string(int(host_threads)) + " host threads: work hidden from the timer";
+    return sv;
+  }
+
+  idle_clock.stop();
+  if (backend_->keeps_device_copies()) {
+    // Inputs and outputs as the device holds them, for the checks below.
+    phase_clock copy_clock(totals.phases, "copy device buffers back");
+    auto d = cand.download(timeout * sets);
+    if (!d.ok()) return failed_call(sv, d, "copying device buffers back");
+  }
+  if (last) cand.release();  // it exits while we check
+  phase_clock check_clock(totals.phases, "check outputs and inputs");
+  // What the timed calls left behind must still be right, and the inputs untouched.
+  auto ref = data_->reference(p, int(checked_set));
+  if (!ref) {
+    sv.result = status::skipped;
+    sv.reason = ref.error().message;
+    return sv;
+  }
+  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
+  if (!check.result.ok) {
+    sv.result = status::wrong_result;
+    sv.reason = "outputs of the timed calls are wrong (right when verified, wrong when timed): " +
+                check.result.first_mismatch;
+    return sv;
+  }
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "while timed, the kernel " + damage;
+    return sv;
+  }
+
+  sv.candidate = summarize_ns(cand_ns);
+  sv.baseline = summarize_ns(base_ns);
+  return judge_times(p, std::move(sv));
+}
+
+// Once per shape, on set 0 (verified, so its reference is known), with
+// poisoned outputs: a timed baseline that computes something else would skew
+// every speedup. On the CPU at shapes where the baseline stands in for the
+// reference, it is the reference.
+expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
+  if (baseline_checked_.count(p)) return {};
+  const problem_state& ps = data_->problem(p);
+  if (ps.baseline_is_reference && std::string(backend_->name()) == "cpu") return {};
+  auto ref = data_->reference(p, 0);
+  if (!ref) return tl::unexpected(ref.error());
+  data_->poison_baseline_outputs(p, 0, 0xFF);
+  auto out = data_->baseline_worker().call(0, 0, options_.call_timeout);
+  totals.kernel_seconds += out.wall_seconds;
+  const std::string what = op_.file.string() + ": the timed baseline of operator '" + op_.name + "' (" + baseline_name_ + ")";
+  if (!out.ok()) return make_error(errc::invalid_input, what + " failed at shape '" + ps.inst.shape_name + "': " + out.detail);
+  const auto check = data_->compare_baseline_outputs(p, 0, **ref);
+  if (!check.result.ok)
+    return make_error(errc::invalid_input, what + " disagrees with the reference at shape '" + ps.inst.shape_name + "': " +
+                                               std::to_string(check.result.mismatches) + " of " +
+                                               std::to_string(check.elements) + " elements wrong; first " +
+                                               check.result.first_mismatch);
+  baseline_checked_.insert(p);
+  return {};
+}
+
+shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
+  const problem_state& ps = data_->problem(p);
+  double call_bytes = double(ps.inst.workspace_bytes);
+  for (const auto& t : ps.inst.inputs) call_bytes += double(t.bytes());
+  for (const auto& t : ps.inst.outputs) call_bytes += double(t.bytes());
+  const spec::hardware_profile hw = backend_->roofline_profile(hw_, call_bytes);
+  sv.speedup = sv.baseline.median_s / sv.candidate.median_s;
+  const roofline_point rp = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.candidate.median_s);
+  const roofline_point rb = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.baseline.median_s);
+  sv.achieved_gbs = rp.achieved_gbs;
+  sv.achieved_gflops = rp.achieved_gflops;
+  sv.roofline_fraction = rp.fraction;
+  sv.baseline_roofline_fraction = rb.fraction;
+  sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  attach_torch(p, sv);
+  if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
+  const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
+  const double floor_fraction = floor_s / sv.candidate.median_s;
+  if (floor_fraction > 1.05 && floor_fraction * options_.roofline_slack <= 1.0)
+    log::warn("{} at shape '{}' ran at {:.0f}% of the measured roofline: the hardware profile ({:.1f} GB/s, {:.1f} GFLOP/s) "
+              "looks low; measure it again on an idle machine with 'kevolve doctor --remeasure'",
+              op_.name, ps.inst.shape_name, floor_fraction * 100, hw.peak_bandwidth_gbs, hw.peak_gflops_fp32);
+  if (sv.candidate.median_s < options_.roofline_slack * floor_s) {
+    sv.result = status::suspicious;
+    sv.reason = "faster than physically possible: median " + std::to_string(sv.candidate.median_s * 1e6) +
+                " us against a roofline floor of " + std::to_string(floor_s * 1e6) + " us";
+    return sv;
+  }
+  if (sv.speedup > op_.max_speedup) {
+    sv.result = status::suspicious;
+    sv.reason = "implausible speedup over the baseline: " + std::to_string(sv.speedup) + "x (limit " +
+                std::to_string(op_.max_speedup) + "x)";
+    return sv;
+  }
+  sv.result = status::ok;
+  return sv;
+}
+
+// A deterministic timer (an emulator's cycle count): one call per side on a
+// set the kernel cannot predict, with fresh poison; its output is checked
+// and its time is the shape's time. Wall and CPU time of the worker measure
+// the emulator, not the kernel, so they are not compared.
+shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
+  const problem_state& ps = data_->problem(p);
+  const milliseconds timeout = options_.call_timeout;
+  const uint32_t sets = uint32_t(ps.buf.num_sets);
+  const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(std::max(1, options_.verify_trials))));
+  data_->poison_outputs(p, int(checked_set), poison_byte(checked_set + 7));
+  auto oc = cand.time(0, checked_set, 1, timeout);
+  totals.kernel_seconds += oc.wall_seconds;
+  if (!oc.ok()) return failed_call(sv, oc, "timing");
+  auto prof = cand.profile(timeout);
+  if (prof.ok()) sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
+  // The baseline's time is as deterministic: measured once per shape.
+  auto known = baseline_once_.find(p);
+  if (known == baseline_once_.end()) {
+    auto ob = data_->baseline_worker().time(0, 0, 1, timeout);
+    totals.kernel_seconds += ob.wall_seconds;
+    if (!ob.ok()) {
+      sv.result = status::skipped;
+      sv.reason = "the baseline failed while timing: " + ob.detail;
+      return sv;
+    }
+    known = baseline_once_.emplace(p, ob.ns).first;
+  }
+  if (last) cand.release();
+  phase_clock check_clock(totals.phases, "check outputs and inputs");
+  auto ref = data_->reference(p, int(checked_set));
+  if (!ref) {
+    sv.result = status::skipped;
+    sv.reason = ref.error().message;
+    return sv;
+  }
+  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
+  if (!check.result.ok) {
+    sv.result = status::wrong_result;
+    sv.reason = "outputs of the timed call are wrong (right when verified, wrong when timed): " +
+                check.result.first_mismatch;
+    return sv;
+  }
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "while timed, the kernel " + damage;
+    return sv;
+  }
+  sv.candidate = summarize_ns(oc.ns);
+  sv.baseline = summarize_ns(known->second);
+  return judge_times(p, std::move(sv));
+}
+
+}  // namespace kevolve::eval
