@@ -1,6 +1,7 @@
 #include "spec/yaml_reader.h"
 
 #include <cmath>
+#include <map>
 
 namespace kevolve::spec {
 
@@ -24,7 +25,11 @@ void yaml_reader::fail_at_line(int line, const std::string& key, const std::stri
 
 YAML::Node yaml_reader::child(const YAML::Node& map, const std::string& key, const std::string& key_path,
                               bool required) {
-  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  if (!map.IsMap()) {
+    // A section written as a scalar or a list has none of its keys.
+    if (required && map.IsDefined()) fail(map, key_path, "is required, but its section is " + describe(map) + ", not a map");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
   YAML::Node c = map[key];
   if (!c.IsDefined() || c.IsNull()) {
     if (required) fail(map, key_path, "is required but missing");
@@ -103,8 +108,12 @@ std::optional<std::vector<std::string>> yaml_reader::string_list(const YAML::Nod
 void yaml_reader::reject_unknown_keys(const YAML::Node& map, const std::set<std::string>& allowed,
                                       const std::string& prefix) {
   if (!map.IsMap()) return;
+  std::map<std::string, int> seen;  // key -> line of its first occurrence
   for (const auto& kv : map) {
     const std::string k = kv.first.Scalar();
+    // yaml-cpp keeps both entries of a repeated key and reads the first.
+    if (auto [it, fresh] = seen.emplace(k, line_of(kv.first)); !fresh)
+      fail(kv.first, prefix + k, "appears twice (first on line " + std::to_string(it->second) + ")");
     if (!allowed.count(k)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;

@@ -58,6 +58,23 @@ TEST_F(SweepSpec, UnknownKeyNamesFileLineAndKey) {
       << s.error().message;
 }
 
+// yaml-cpp reads the first of two equal keys: a repeated key is an error, as
+// is a section written as text (here both at once, as a stray edit left them).
+TEST_F(SweepSpec, RepeatedKeysAndSectionsThatAreNotMapsAreRefused) {
+  auto s = load_sweep(write("sweep: every operator\n" + valid()));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("sweep.yaml:2: 'sweep' appears twice (first on line 1)"), std::string::npos)
+      << s.error().message;
+  EXPECT_NE(s.error().message.find("sweep.yaml:1: 'sweep.operators' is required, but its section is"), std::string::npos)
+      << s.error().message;
+  std::string y = valid();
+  y.replace(y.find("  backends: [cpu]\n"), 0, "  backends: [mtia_emu]\n");
+  s = load_sweep(write(y));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("sweep.yaml:4: 'sweep.backends' appears twice (first on line 3)"), std::string::npos)
+      << s.error().message;
+}
+
 TEST_F(SweepSpec, UnknownPolicyIsRefused) {
   std::string y = valid();
   y.replace(y.find("greedy"), 6, "annealing");
