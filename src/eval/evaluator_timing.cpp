@@ -172,24 +172,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   if (last) cand.release();  // it exits while we check
   phase_clock check_clock(totals.phases, "check outputs and inputs");
   // What the timed calls left behind must still be right, and the inputs untouched.
-  auto ref = data_->reference(p, int(checked_set));
-  if (!ref) {
-    sv.result = status::skipped;
-    sv.reason = ref.error().message;
-    return sv;
-  }
-  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
-  if (!check.result.ok) {
-    sv.result = status::wrong_result;
-    sv.reason = "outputs of the timed calls are wrong (right when verified, wrong when timed): " +
-                check.result.first_mismatch;
-    return sv;
-  }
-  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
-    sv.result = status::wrong_result;
-    sv.reason = "while timed, the kernel " + damage;
-    return sv;
-  }
+  if (!check_left_behind(p, checked_set, "outputs of the timed calls", sv)) return sv;
 
   sv.candidate = summarize_ns(cand_ns);
   sv.baseline = summarize_ns(base_ns);
@@ -219,6 +202,29 @@ expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
                                                check.result.first_mismatch);
   baseline_checked_.insert(p);
   return {};
+}
+
+// After timing: the outputs of the checked set against the reference, and
+// the inputs untouched. False (with sv's verdict set) when either failed.
+bool evaluator::check_left_behind(size_t p, uint32_t checked_set, const char* what, shape_verdict& sv) {
+  auto ref = data_->reference(p, int(checked_set));
+  if (!ref) {
+    sv.result = status::skipped;
+    sv.reason = ref.error().message;
+    return false;
+  }
+  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
+  if (!check.result.ok) {
+    sv.result = status::wrong_result;
+    sv.reason = std::string(what) + " are wrong (right when verified, wrong when timed): " + check.result.first_mismatch;
+    return false;
+  }
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "while timed, the kernel " + damage;
+    return false;
+  }
+  return true;
 }
 
 shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
@@ -288,24 +294,7 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   }
   if (last) cand.release();
   phase_clock check_clock(totals.phases, "check outputs and inputs");
-  auto ref = data_->reference(p, int(checked_set));
-  if (!ref) {
-    sv.result = status::skipped;
-    sv.reason = ref.error().message;
-    return sv;
-  }
-  const auto check = data_->compare_outputs(p, int(checked_set), **ref);
-  if (!check.result.ok) {
-    sv.result = status::wrong_result;
-    sv.reason = "outputs of the timed call are wrong (right when verified, wrong when timed): " +
-                check.result.first_mismatch;
-    return sv;
-  }
-  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
-    sv.result = status::wrong_result;
-    sv.reason = "while timed, the kernel " + damage;
-    return sv;
-  }
+  if (!check_left_behind(p, checked_set, "outputs of the timed call", sv)) return sv;
   sv.candidate = summarize_ns(oc.ns);
   sv.baseline = summarize_ns(known->second);
   return judge_times(p, std::move(sv));
