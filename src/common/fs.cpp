@@ -59,6 +59,12 @@ expected<void> write_file_atomic(const fs::path& path, const std::string& conten
   return {};
 }
 
+expected<void> install_file_atomic(const fs::path& from, const fs::path& to) {
+  auto bytes = read_file(from);
+  if (!bytes) return tl::unexpected(bytes.error());
+  return write_file_atomic(to, *bytes);
+}
+
 expected<temp_dir> temp_dir::create(const std::string& prefix, const fs::path& in) {
   const char* base = std::getenv("TMPDIR");
   fs::path root = !in.empty() ? in : (base && *base) ? fs::path(base) : fs::temp_directory_path();

@@ -14,6 +14,10 @@ expected<std::string> read_file(const std::filesystem::path& path);
 // fsyncs the directory: readers see the old or the new file, never a torn one.
 expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
+// Copies `from` over `to` the same way: a reader of `to` (another evaluator
+// sharing a compile cache) never sees a half-copied file.
+expected<void> install_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
+
 // A directory created with mkdtemp and removed (recursively) on destruction.
 class temp_dir {
  public:

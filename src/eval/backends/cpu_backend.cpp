@@ -146,11 +146,9 @@ expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const
     auto info = read_file(vec);
     if (info) k.report.vectorized_loops = count_vectorized_loops(*info);
     if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
-    fs::rename(out, so, ec);
-    if (ec) {
-      fs::copy_file(out, so, fs::copy_options::overwrite_existing, ec);
-      if (ec) return make_error(errc::io_error, "cannot store " + so.string() + ": " + ec.message());
-    }
+    // Atomic: another evaluator sharing the cache may be loading `so` right now.
+    if (auto w = install_file_atomic(out, so); !w)
+      return make_error(errc::io_error, "cannot store " + so.string() + ": " + w.error().message);
     k.library = so;
   }
   // Only successes are cached: a failure costs little to reproduce, and a

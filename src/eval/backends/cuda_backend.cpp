@@ -266,8 +266,9 @@ expected<compiled_kernel> cuda_compiler::compile(const std::string& source, cons
     k.ok = true;
     if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
     for (const auto& [from, to] : std::vector<std::pair<fs::path, fs::path>>{{out, so}, {kept_ptx, ptx}}) {
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-      if (ec) return make_error(errc::io_error, "cannot store " + to.string() + ": " + ec.message());
+      // Atomic: another evaluator sharing the cache may be loading `to` right now.
+      if (auto w = install_file_atomic(from, to); !w)
+        return make_error(errc::io_error, "cannot store " + to.string() + ": " + w.error().message);
     }
     k.library = so;
   }

@@ -287,8 +287,9 @@ expected<compiled_kernel> hip_compiler::compile(const std::string& source, const
   if (!r->ok() || !fs::exists(out) || !k.failure.empty()) return k;
   k.ok = true;
   if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
-  fs::copy_file(out, so, fs::copy_options::overwrite_existing, ec);
-  if (ec) return make_error(errc::io_error, "cannot store " + so.string() + ": " + ec.message());
+  // Atomic: another evaluator sharing the cache may be loading `so` right now.
+  if (auto w = install_file_atomic(out, so); !w)
+    return make_error(errc::io_error, "cannot store " + so.string() + ": " + w.error().message);
   k.library = so;
   if (auto w = gpu::save_compile_record(meta, k); !w) return tl::unexpected(w.error());
   return k;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "common/fs.h"
 
@@ -199,6 +200,37 @@ TEST(temp_dir, honours_tmpdir) {
     EXPECT_EQ(p.parent_path(), base.path());
   }
   EXPECT_TRUE(fs::is_empty(base.path()));
+}
+
+// Two evaluators sharing a compile cache may finish the same kernel at once:
+// one installs its library while the other is already loading it.
+TEST(install_file_atomic, a_concurrent_reader_never_sees_a_partial_library) {
+  temp_dir t = make_temp();
+  const fs::path a = t.path() / "a.bin", b = t.path() / "b.bin", so = t.path() / "cached.so";
+  const std::string big_a(4 << 20, 'a'), big_b(4 << 20, 'b');
+  ASSERT_TRUE(write_file_atomic(a, big_a).has_value());
+  ASSERT_TRUE(write_file_atomic(b, big_b).has_value());
+  ASSERT_TRUE(install_file_atomic(a, so).has_value());
+  std::thread writer([&] {
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(install_file_atomic(i % 2 ? a : b, so).has_value());
+  });
+  int torn = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto got = read_file(so);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    if (*got != big_a && *got != big_b) ++torn;
+  }
+  writer.join();
+  EXPECT_EQ(torn, 0) << "a reader saw a library of neither version";
+  EXPECT_EQ(entries(t.path()), (std::set<std::string>{"a.bin", "b.bin", "cached.so"}));
+}
+
+TEST(install_file_atomic, a_missing_source_is_an_error_naming_it) {
+  temp_dir t = make_temp();
+  auto r = install_file_atomic(t.path() / "gone.so", t.path() / "cached.so");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("gone.so"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(fs::exists(t.path() / "cached.so"));
 }
 
 }  // namespace
