@@ -54,6 +54,7 @@ nlohmann::json to_json(const verdict& v) {
       j["bottleneck"] = s.bottleneck;
       j["roofline_gbs"] = s.roofline_gbs;
       if (!s.profile.empty()) j["profile"] = s.profile;
+      if (!s.metrics.empty()) j["metrics"] = s.metrics;
       side_json(j, "torch_eager", s.torch_eager);
       side_json(j, "torch_compile", s.torch_compile);
     }

@@ -51,7 +51,10 @@ struct shape_verdict {
   double baseline_roofline_fraction = 0.0;
   std::string bottleneck;  // memory-bound, compute-bound, latency-bound
   double roofline_gbs = 0.0;     // the bandwidth this shape's roofline uses (mtia_emu: SRAM or DRAM)
-  std::string profile;     // backends that profile calls (mtia_emu): per-engine busy, bytes, bound class
+  std::string profile;     // backends that profile calls (mtia_emu): per-engine busy, bytes, bound class;
+                           // cuda with Nsight Compute: a one-line summary of `metrics`
+  std::map<std::string, double> metrics;  // hardware counters of the profiled call, by kevolve's short name
+                                          // (cuda: Nsight Compute, see ncu_profiler.h); empty: not profiled
   side_baseline torch_eager;    // the operator's `torch` expression, eager
   side_baseline torch_compile;  // the same under torch.compile
 };
