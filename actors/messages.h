@@ -99,7 +99,7 @@ namespace kevolve::sweep {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_settings& x) {
   return f(caf::meta::type_name("eval_settings"), x.threads, x.budget_seconds, x.timeout_ms, x.trials, x.seed,
-           x.torch_baselines);
+           x.torch_baselines, x.ncu);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_request& x) {

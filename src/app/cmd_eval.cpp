@@ -28,6 +28,7 @@ int run_eval(const cli::eval_command& cmd) {
   o.time_budget_seconds = cmd.budget_seconds;
   o.verify_trials = cmd.trials;
   if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
+  if (cmd.ncu != "auto") o.ncu = cmd.ncu == "on";
 
   // hip_on_cuda: HIP sources on the NVIDIA GPU, verified only (the evaluator never times them).
   auto hw = cmd.backend == "cuda" || cmd.backend == "hip_on_cuda" ? eval::cuda_hardware_profile(false)

@@ -188,7 +188,9 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "budget", po::value<double>(&e.budget_seconds)->default_value(0.4), "timing seconds per shape and side")(
           "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape")(
           "torch", po::value<std::string>(&e.torch)->default_value("auto"),
-          "PyTorch eager/torch.compile beside the baseline: auto (on for cuda), on, off");
+          "PyTorch eager/torch.compile beside the baseline: auto (on for cuda), on, off")(
+          "ncu", po::value<std::string>(&e.ncu)->default_value("auto"),
+          "cuda: Nsight Compute counters of the largest timed shape: auto (when ncu is found), on, off");
       if (help) {
         cl.command = "help";
         cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|hip|hip_on_cuda|mtia_emu --kernel FILE [options]");
@@ -208,6 +210,8 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
                                                    "hip_on_cuda, mtia_emu)");
       if (e.torch != "auto" && e.torch != "on" && e.torch != "off")
         return make_error(errc::invalid_input, "--torch: must be auto, on or off, got '" + e.torch + "'");
+      if (e.ncu != "auto" && e.ncu != "on" && e.ncu != "off")
+        return make_error(errc::invalid_input, "--ncu: must be auto, on or off, got '" + e.ncu + "'");
       if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)
         return make_error(errc::invalid_input, "--timeout-ms, --budget and --trials must be positive, --threads >= 0");
       return cl;

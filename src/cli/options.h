@@ -21,6 +21,7 @@ struct eval_command {
   int timeout_ms = 10000;
   double budget_seconds = 0.4;
   int trials = 3;
+  std::string ncu = "auto";         // Nsight Compute counters (cuda): auto (when found), on, off
   std::string torch = "auto";       // PyTorch baselines: auto (on for cuda), on, off
 };
 

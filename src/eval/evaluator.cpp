@@ -118,6 +118,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
   e->configure_torch();
+  e->configure_ncu();
 
   if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -199,6 +200,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
     (*cand)->shutdown();
   }
   if (baseline_error_) return tl::unexpected(*baseline_error_);
+  if (v.result == status::ok && timed > 0) profile_with_ncu(k->library, v, totals);
   if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
   if (options_.verify_only && v.result == status::ok)
     v.reason = std::string("verified only, never timed") +

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,6 +43,10 @@ struct evaluator_options {
   // (never the fitness). Unset: on for cuda, off for cpu; never on mtia_emu.
   std::optional<bool> torch_baselines;
   std::string python;                    // empty: python_executable()
+  // Nsight Compute counters of every verified candidate (cuda only; see
+  // backends/ncu_profiler.h), on its largest timed shape. Unset: on when ncu
+  // is found; true: on, with a warning when it cannot be; false: off.
+  std::optional<bool> ncu;
   // Verify at every shape, time none (fitness stays 0): correctness checks
   // on another device (the hip_on_cuda backend sets it).
   bool verify_only = false;
@@ -85,6 +90,10 @@ class evaluator {
   void configure_torch();
   void measure_torch_once(size_t problem);
   void attach_torch(size_t problem, shape_verdict& sv) const;
+  // Nsight Compute (evaluator_profile.cpp): found once, then one profiled
+  // call per verified candidate.
+  void configure_ncu();
+  void profile_with_ncu(const std::filesystem::path& library, verdict& v, run_totals& totals);
   // Speedup, roofline placement and the plausibility checks of timed shapes.
   shape_verdict judge_times(size_t problem, shape_verdict sv);
 
@@ -103,6 +112,9 @@ class evaluator {
   std::string torch_note_;                                 // why they are not, when they were asked for
   torch_settings torch_;
   std::map<size_t, torch_times> torch_once_;               // per problem
+  std::string ncu_path_;                                   // empty: no profiling pass
+  std::vector<std::string> ncu_metrics_;                   // the ncu metrics asked for
+  std::string ncu_note_;                                   // why there is no profile (set: the pass is off)
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
 };
 

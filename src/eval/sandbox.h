@@ -1,7 +1,8 @@
 // Confines the worker before it loads candidate code: resource limits, an
 // unprivileged user when started as root, and a seccomp filter that kills the
 // process on fork/exec, networking, ptrace, signals to other processes,
-// signal handlers, and refuses opening files for writing.
+// signal handlers, privileged calls (the clock, devices, file handles), and
+// refuses opening files for writing.
 #pragma once
 
 #include <cstdint>

@@ -118,8 +118,9 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
     return make_error(errc::subprocess_error, "pipe: " + std::string(std::strerror(errno)));
   }
   const std::string exe = o.executable.string();
-  std::vector<std::string> argv_s = {exe, std::to_string(regions.size()), std::to_string(libraries.size()),
-                                     std::to_string(o.address_space_bytes), o.sandbox ? "1" : "0"};
+  std::vector<std::string> argv_s = o.launcher;
+  argv_s.insert(argv_s.end(), {exe, std::to_string(regions.size()), std::to_string(libraries.size()),
+                                     std::to_string(o.address_space_bytes), !o.sandbox ? "0" : o.keep_user ? "2" : "1"});
   argv_s.insert(argv_s.end(), o.extra_args.begin(), o.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -329,6 +330,26 @@ void worker_client::release() {
   write_all(req_fd_, &q, sizeof q);
   ::close(req_fd_);
   req_fd_ = -1;
+}
+
+expected<int> worker_client::wait_exit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return make_error(errc::subprocess_error, "the worker is not running");
+  release();
+  const auto deadline = clock_type::now() + timeout;
+  int status = 0;
+  while (clock_type::now() < deadline) {
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      ::kill(-pid_, SIGKILL);  // whatever it left behind in its group
+      pid_ = -1;
+      return status;
+    }
+    ::usleep(2000);
+  }
+  const int pid = pid_;
+  shutdown();
+  return make_error(errc::subprocess_error, "process " + std::to_string(pid) + " did not exit within " +
+                                       std::to_string(timeout.count() / 1000) + " s and was killed");
 }
 
 void worker_client::shutdown() {

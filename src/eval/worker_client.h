@@ -26,6 +26,13 @@ struct worker_options {
   bool sandbox = true;
   std::chrono::milliseconds start_timeout{10000};
   std::vector<std::string> extra_args;  // after the usual four (a backend's worker may take more)
+  // A program that starts the worker (its argv, absolute path first; the
+  // worker's argv follows it): a profiler. It inherits the worker's fds.
+  std::vector<std::string> launcher;
+  // With `sandbox`: keep the user instead of switching to nobody (GPU workers
+  // only; the seccomp filter and limits stay). Performance counters are
+  // admin-only on most nodes, so the profiling pass needs it.
+  bool keep_user = false;
 };
 
 struct call_outcome {
@@ -68,6 +75,10 @@ class worker_client {
   // Asks the worker to quit without waiting: no more requests, and the
   // process tears down (unmapping its memory) while the caller works on.
   void release();
+  // Asks the worker to quit and waits up to `timeout` for its process (a
+  // launcher, when there is one) to exit: its exit status, or an error after
+  // killing it. The caller then owns nothing but the client.
+  expected<int> wait_exit(std::chrono::milliseconds timeout);
   // Asks the worker to quit (if not released); kills it if it does not
   // exit; reaps it; removes its files.
   void shutdown();

@@ -196,7 +196,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
 
   YAML::Node ev = r.child(root, "evaluator", "evaluator", false);
   if (ev.IsDefined()) {
-    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines"}, "evaluator.");
+    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines", "ncu"}, "evaluator.");
     if (auto v = r.number_value(ev, "threads", "evaluator.threads", false)) s.threads = int(*v);
     if (auto v = r.number_value(ev, "budget", "evaluator.budget", false)) s.budget_seconds = *v;
     if (auto v = r.number_value(ev, "timeout_ms", "evaluator.timeout_ms", false)) s.timeout_ms = int(*v);
@@ -206,6 +206,12 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
         r.fail(ev["torch_baselines"], "evaluator.torch_baselines", "must be auto, on or off, got \"" + *v + "\"");
       else
         s.torch_baselines = *v;
+    }
+    if (auto v = r.string_value(ev, "ncu", "evaluator.ncu", false)) {
+      if (*v != "auto" && *v != "on" && *v != "off")
+        r.fail(ev["ncu"], "evaluator.ncu", "must be auto, on or off, got \"" + *v + "\"");
+      else
+        s.ncu = *v;
     }
     if (s.threads < 0 || s.budget_seconds <= 0 || s.timeout_ms <= 0 || s.trials < 1)
       r.fail(ev, "evaluator", "needs threads >= 0, budget > 0, timeout_ms > 0 and trials >= 1");

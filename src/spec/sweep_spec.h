@@ -46,6 +46,7 @@ struct sweep_spec {
   int timeout_ms = 10000;
   int trials = 3;
   std::string torch_baselines = "auto";  // auto (on for cuda, off for cpu), on, off
+  std::string ncu = "auto";              // Nsight Compute counters (cuda): auto (when found), on, off
   // store
   double checkpoint_seconds = 30.0;
   // fair share between tasks: operator name -> weight (default 1)

@@ -21,6 +21,7 @@ struct eval_settings {
   int trials = 3;
   uint64_t seed = 1;
   int torch_baselines = -1;  // PyTorch baselines: -1 the backend's default, 0 off, 1 on
+  int ncu = -1;              // Nsight Compute counters (cuda): -1 when found, 0 off, 1 on
 };
 
 struct eval_request {

@@ -42,6 +42,7 @@ inline eval::evaluator_options fast_options() {
   o.min_runs = 6;
   o.call_timeout = std::chrono::milliseconds(1500);
   o.memory_limit_bytes = uint64_t(512) << 20;
+  o.ncu = false;  // the profiling pass has its own test (cuda_ncu_test.cpp)
   return o;
 }
 

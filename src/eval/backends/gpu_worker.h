@@ -8,7 +8,8 @@
 // Any device error ends the process (exit 122): a context after an illegal
 // address or a trap is unusable, so the evaluator starts a new worker.
 //
-// usage: <worker> NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1)
+// usage: <worker> NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1|2)
+//        (2: the sandbox without the switch to nobody, for a profiler)
 // fds:   as kevolve-worker (worker_protocol.h)
 //
 // Rt provides: stream_t, event_t, error_t; kName; ok(e), describe(e);
@@ -86,7 +87,7 @@ class worker {
     if (argc != 5) fail(wire::kExitSetupFailed, "usage: " + std::string(Rt::kName) + " NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX");
     const int num_regions = std::atoi(argv[1]);
     const int num_libs = std::atoi(argv[2]);
-    const bool sandbox = std::atoi(argv[4]) != 0;
+    const int sandbox_mode = std::atoi(argv[4]);
     if (num_regions < 1 || num_regions > wire::kMaxRegions || num_libs < 1 || num_libs > wire::kMaxLibs)
       fail(wire::kExitSetupFailed, "bad region or library count");
     map_regions(num_regions);
@@ -109,8 +110,8 @@ class worker {
 
     sandbox_options opts;
     opts.address_space_bytes = 0;  // the driver maps far more address space than it uses
-    opts.drop_privileges = sandbox;
-    opts.seccomp = sandbox;
+    opts.drop_privileges = sandbox_mode == 1;
+    opts.seccomp = sandbox_mode != 0;
     const std::string err = enter_sandbox(opts);
     if (!err.empty()) fail(wire::kExitSandboxFailed, err);
     seal_process();

@@ -2,6 +2,7 @@
 // library that tries what the source scan would normally refuse is still
 // stopped by the kernel (seccomp), and sees no secrets.
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -18,10 +19,12 @@ namespace {
 class SandboxTest : public ::testing::Test {
  protected:
   // Compiles `body` as a kernel, runs it once in a sandboxed worker.
-  call_outcome run_kernel(const std::string& body) {
+  // With a launcher (a profiler), the worker is its child; `exit_status`
+  // then receives what wait_exit saw.
+  call_outcome run_kernel(const std::string& body, std::vector<std::string> launcher = {}, int* exit_status = nullptr) {
     cpu_compiler compiler(cache_root() / "compile" / "sandbox-tests", std::chrono::seconds(60));
     const std::string src = "#include <cstdio>\n#include <cstdlib>\n#include <csignal>\n#include <fcntl.h>\n"
-                            "#include <unistd.h>\n#include <sys/socket.h>\n#include \"kevolve/abi.h\"\n"
+                            "#include <unistd.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n#include \"kevolve/abi.h\"\n"
                             "extern \"C\" int kevolve_kernel(const kv_args* a) {\n" + body + "\n}\n";
     auto k = compiler.compile(src, {});
     EXPECT_TRUE(k && k->ok) << (k ? k->report.diagnostics : k.error().message);
@@ -31,6 +34,7 @@ class SandboxTest : public ::testing::Test {
     o.executable = worker_executable();
     o.threads = 1;
     o.address_space_bytes = uint64_t(2) << 30;
+    o.launcher = std::move(launcher);
     auto w = worker_client::spawn(o, {&*region}, {k->library});
     EXPECT_TRUE(w.has_value()) << (w ? "" : w.error().message);
     spec::problem_instance p;  // a kernel with no tensors
@@ -38,6 +42,11 @@ class SandboxTest : public ::testing::Test {
     auto setup = (*w)->setup(make_setup_payload({{args}}, {}, 0, {}), std::chrono::milliseconds(5000));
     EXPECT_TRUE(setup.ok()) << setup.detail;
     call_outcome out = (*w)->call(0, 0, std::chrono::milliseconds(5000));
+    if (exit_status) {
+      auto st = (*w)->wait_exit(std::chrono::milliseconds(5000));
+      EXPECT_TRUE(st.has_value()) << (st ? "" : st.error().message);
+      *exit_status = st ? *st : -1;
+    }
     (*w)->shutdown();
     return out;
   }
@@ -55,6 +64,26 @@ TEST_F(SandboxTest, ExecKillsTheWorker) {
 }
 
 TEST_F(SandboxTest, NetworkKillsTheWorker) { expect_killed_by_sandbox(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;")); }
+
+// A profiler (ncu) starts the worker as its child: the worker gets its fds
+// through it and keeps every guard; the evaluator waits for the launcher.
+TEST_F(SandboxTest, AWorkerStartedThroughALauncherServesAndStaysSandboxed) {
+  // sh runs the worker as its child, as ncu does, and exits with its status.
+  const std::vector<std::string> parent = {"/bin/sh", "-c", "\"$@\"", "sh"};
+  int status = -1;
+  EXPECT_TRUE(run_kernel("return 7 - 7;", parent, &status).ok());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "exit status " << status;
+  EXPECT_EQ(int(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;", parent).what),
+            int(call_outcome::kind::crashed));
+  // exec'd in place (env): the death is the worker's own, with its reason.
+  expect_killed_by_sandbox(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;", {"/usr/bin/env"}));
+}
+
+// Calls only a privileged process could make, for a worker that keeps its user.
+TEST_F(SandboxTest, PrivilegedCallsKillTheWorker) {
+  expect_killed_by_sandbox(run_kernel("return syscall(SYS_settimeofday, 0, 0) == 0 ? 0 : 1;"));
+  expect_killed_by_sandbox(run_kernel("return syscall(SYS_open_by_handle_at, -1, 0, 0) == 0 ? 0 : 1;"));
+}
 
 TEST_F(SandboxTest, SignalHandlersKillTheWorker) {
   expect_killed_by_sandbox(run_kernel("signal(SIGSEGV, SIG_IGN); return 0;"));
