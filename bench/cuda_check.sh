@@ -5,7 +5,8 @@
 # cuda_baseline, cuBLAS for gemm_bias_relu, and PyTorch eager and
 # torch.compile of the operator's `torch` expression, measured by the
 # evaluator on the same inputs and timed the same way); the check fails when
-# a PyTorch baseline is missing. Needs `python3` (or $KEVOLVE_PYTHON) with
+# a PyTorch baseline is missing; and the Nsight Compute profile line of each
+# verified example (evaluator.ncu auto). Needs `python3` (or $KEVOLVE_PYTHON) with
 # PyTorch and a GPU.
 #
 #   bench/cuda_check.sh              # builds ./build first (needs scripts/install-deps.sh)
@@ -68,6 +69,18 @@ print(f"PyTorch baselines missing at {missing} timed shapes")
 sys.exit(1 if missing else 0)
 PY
 torch_rc=${PIPESTATUS[0]}
+# The evaluator's Nsight Compute pass (evaluator.ncu auto): one profiled shape per verified example.
+python3 - "${jsons[@]}" <<'PY' | tee "$OUT/ncu.txt"
+import json, sys
+n = 0
+for path in sys.argv[1:]:
+    v = json.load(open(path))
+    for s in v["shapes"]:
+        if s.get("metrics"):
+            n += 1
+            print(f"{path.rsplit('/', 1)[-1][5:-5]:30} {s['shape']:22} {s['profile']}")
+print(f"Nsight Compute profiles in {n} of {len(sys.argv) - 1} verdicts" + ("" if n else " (no ncu, or it could not profile: see eval_*.err)"))
+PY
 if [ -n "$copy_gbs" ] && [ ${#jsons[@]} -gt 0 ]; then
   # PyTorch loads its own CUDA libraries, not the ones carried for kevolve.
   env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$ROOT/bench/cuda_torch.py" "$OPS" "$copy_gbs" "${jsons[@]}" 2>"$OUT/torch.err" | tee "$OUT/table.txt"
