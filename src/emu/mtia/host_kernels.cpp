@@ -106,9 +106,12 @@ __attribute__((target("avx512f"))) void mm_avx512(const float* a, const float* b
   mm_all<v16, 4>(a, b, m, k, n, o);
 }
 
-bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return yes;
+// 0: portable, 1: AVX2 + F16C, 2: and AVX-512F.
+int f16_level() {
+  static const int level = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) ? 0
+                           : __builtin_cpu_supports("avx512f")                                   ? 2
+                                                                                                 : 1;
+  return level;
 }
 
 // Eight at a time through the hardware conversion; a group with an Inf or
@@ -122,6 +125,19 @@ __attribute__((target("avx2,f16c"))) void widen_f16_x86(const uint8_t* src, int6
     const __m128i special = _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask);
     if (_mm_movemask_epi8(special)) widen_f16_scalar(src, i, i + 8, dst);
     else _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  widen_f16_scalar(src, i, n, dst);
+}
+
+// The same sixteen at a time.
+__attribute__((target("avx512f,avx2,f16c"))) void widen_f16_x86_512(const uint8_t* src, int64_t n, float* dst) {
+  const __m256i exp_mask = _mm256_set1_epi16(0x7c00);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+    const __m256i special = _mm256_cmpeq_epi16(_mm256_and_si256(h, exp_mask), exp_mask);
+    if (_mm256_movemask_epi8(special)) widen_f16_scalar(src, i, i + 16, dst);
+    else _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xffff, h));  // (the unmasked form warns in GCC 12)
   }
   widen_f16_scalar(src, i, n, dst);
 }
@@ -153,14 +169,15 @@ mm_fn pick_mm() {
 
 void widen_f16(const uint8_t* src, int64_t n, float* dst) {
 #ifdef KV_EMU_X86
-  if (has_f16c()) return widen_f16_x86(src, n, dst);
+  if (f16_level() == 2) return widen_f16_x86_512(src, n, dst);
+  if (f16_level() == 1) return widen_f16_x86(src, n, dst);
 #endif
   widen_f16_scalar(src, 0, n, dst);
 }
 
 void narrow_f16(const float* src, int64_t n, uint8_t* dst) {
 #ifdef KV_EMU_X86
-  if (has_f16c()) return narrow_f16_x86(src, n, dst);
+  if (f16_level() > 0) return narrow_f16_x86(src, n, dst);
 #endif
   narrow_f16_scalar(src, 0, n, dst);
 }

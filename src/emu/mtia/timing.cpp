@@ -195,6 +195,7 @@ class replayer {
         while (s.head[e] < q.size() && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
           if (idx >= s.issue_pos) break;
+          if (s.head[e] + 4 * prefetch_ahead < q.size()) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
           if (s.head[e] + prefetch_ahead < q.size()) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
           command& c = tr[idx];
           double t_in = 0, t_out = 0;
