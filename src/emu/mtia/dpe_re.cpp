@@ -91,7 +91,9 @@ int device::dpe_mm(int32_t cb_a, int32_t m, int32_t k, int32_t lda, int32_t acc,
   const float* b = pe->bcache.data();
   std::vector<float>& arows = pe->scratch;
   if (arows.size() < size_t(m) * k) arows.resize(size_t(m) * k);
-  for (int32_t i = 0; i < m; ++i) widen(src + int64_t(i) * lda * 2, pe->b_dtype, k, arows.data() + size_t(i) * k);
+  if (lda == k) widen(src, pe->b_dtype, int64_t(m) * k, arows.data());  // rows back to back: one pass
+  else
+    for (int32_t i = 0; i < m; ++i) widen(src + int64_t(i) * lda * 2, pe->b_dtype, k, arows.data() + size_t(i) * k);
   if (flags & KV_MM_ZERO) std::fill(out, out + size_t(m) * n, 0.0f);
   mm_tile(arows.data(), b, m, k, n, out);
   return KV_MTIA_OK;
