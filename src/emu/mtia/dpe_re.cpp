@@ -129,21 +129,20 @@ int device::re_drain(int32_t acc, int32_t cb_out, int32_t out_dtype, int32_t se_
   if (!dst) return KV_MTIA_OK;
   const float* src = pe->acc_pool.data() + a->offset;
   const int32_t cols = a->cols;
+  const size_t n = size_t(a->rows) * cols;
   std::vector<float>& scratch = pe->scratch;
-  if (scratch.size() < size_t(cols) * 2) scratch.resize(size_t(cols) * 2);
-  float* row = scratch.data();
-  float* b = row + cols;
-  if (bias) widen(bias, KV_F32, cols, b);
-  const int osz = elem_bytes(out_dtype);
-  for (int32_t i = 0; i < a->rows; ++i) {
-    const float* acc_row = src + size_t(i) * cols;
-    if (bias)
-      for (int32_t j = 0; j < cols; ++j) row[j] = acc_row[j] + b[j];
-    else
-      std::copy(acc_row, acc_row + cols, row);
-    apply_unary_row(se_op, row, cols);
-    narrow(row, out_dtype, cols, dst + int64_t(i) * cols * osz);
+  if (scratch.size() < n + cols) scratch.resize(n + cols);
+  float* tile = scratch.data();  // the whole tile at once: the same per-element ops as row by row
+  float* b = tile + n;
+  if (bias) {
+    widen(bias, KV_F32, cols, b);
+    for (int32_t i = 0; i < a->rows; ++i)
+      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + b[j];
+  } else {
+    std::copy(src, src + n, tile);
   }
+  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+  narrow(tile, out_dtype, int64_t(n), dst);
   return KV_MTIA_OK;
 }
 
