@@ -73,8 +73,9 @@ float row_max(const float* x, int32_t n) {
 
 // SUM and RMAX of each row (column order, as the engine adds), up to 8 rows
 // at a time.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void reduce_float(int32_t op, const uint8_t* x, uint8_t* o, int32_t rows, int32_t cols, int32_t idt, int32_t odt,
-                  std::vector<float>& scratch) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void reduce_float(
+    int32_t op, const uint8_t* x, uint8_t* o, int32_t rows, int32_t cols, int32_t idt, int32_t odt,
+    std::vector<float>& scratch) {
   constexpr int32_t G = 8;
   if (scratch.size() < size_t(cols) * G) scratch.resize(size_t(cols) * G);
   float* xs = scratch.data();
@@ -101,11 +102,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void reduce_float(i
   }
 }
 
-// Row by row: widen to fp32, the op, round to out dtype. Reductions add in
-// column order, as the engine does. Cloned for wider vector units: the
-// elementwise loops give the same bits at any width (no FMA: no contraction).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
-                   int32_t cols, int32_t idt, int32_t odt, float a, float b, std::vector<float>& scratch) {
+// Row by row: widen to fp32, the op, round to out dtype (reductions above).
+// Cloned for wider vector units: the elementwise loops give the same bits at
+// any width (no FMA: no contraction).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void compute_float(
+    int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows, int32_t cols, int32_t idt,
+    int32_t odt, float a, float b, std::vector<float>& scratch) {
   if (is_reduction(op)) return reduce_float(op, x, o, rows, cols, idt, odt, scratch);
   if (scratch.size() < size_t(cols) * 3) scratch.resize(size_t(cols) * 3);
   float* xs = scratch.data();

@@ -36,7 +36,8 @@ TEST(emu_host_kernels, fp16_widen_gives_the_scalar_bits_for_every_fp16_value) {
     std::vector<float> got(static_cast<size_t>(n));
     widen_f16(reinterpret_cast<const uint8_t*>(h.data() + off), n, got.data());
     for (int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(bits(got[size_t(i)]), bits(kv_f16_to_f32(h[size_t(off + i)]))) << "fp16 0x" << std::hex << h[size_t(off + i)];
+      ASSERT_EQ(bits(got[size_t(i)]), bits(kv_f16_to_f32(h[size_t(off + i)])))
+          << "fp16 0x" << std::hex << h[size_t(off + i)];
   }
 }
 
@@ -121,7 +122,8 @@ TEST(emu_host_kernels, se_row_max_and_sum_match_the_running_max_and_the_in_order
       for (float& v : xs) v = sum_pool[rng() % 9];
       if (rows > 1 && cols > 8)  // two zeros, the first -0 (+0 in row 1) and a later one in a lower lane of 8
         for (int r = 0; r < 2; ++r)
-          for (int j = 0; j < cols; ++j) xm[size_t(r * cols + j)] = j == 3 ? (r ? 0.0f : -0.0f) : j == 8 ? (r ? -0.0f : 0.0f) : -1.0f;
+          for (int j = 0; j < cols; ++j)
+            xm[size_t(r * cols + j)] = j == 3 ? (r ? 0.0f : -0.0f) : j == 8 ? (r ? -0.0f : 0.0f) : -1.0f;
       for (int pass = 0; pass < 2; ++pass) {
         const std::vector<float>& x = pass == 0 ? xm : xs;
         device dev(mtia2i());
