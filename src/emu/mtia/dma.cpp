@@ -56,8 +56,11 @@ int device::dma_in(int32_t cb, const kv_mtia_view& v, bool bcast) {
   const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
   uint8_t* dst = cb_write(*pe, cb, fi_in, v.rows * v.row_bytes, idx, what);
   if (failed()) return result_.status;
-  if (dst)
+  if (dst && v.stride_bytes == v.row_bytes) {
+    std::memcpy(dst, src, size_t(v.rows * v.row_bytes));  // rows back to back: one copy
+  } else if (dst) {
     for (int64_t r = 0; r < v.rows; ++r) std::memcpy(dst + r * v.row_bytes, src + r * v.stride_bytes, v.row_bytes);
+  }
   if (bcast)
     pe->bcasts.push_back(bcast_record{static_cast<uint32_t>(pe->bcasts.size()), idx, v.addr, uint64_t(v.rows),
                                       uint64_t(v.row_bytes), uint64_t(v.stride_bytes)});
@@ -79,8 +82,11 @@ int device::dma_out(const kv_mtia_view& v, int32_t cb, uint32_t flags) {
   const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
   const uint8_t* src = cb_read(*pe, cb, fi_out, v.rows * v.row_bytes, flags, idx, dep_in0, what);
   if (failed()) return result_.status;
-  if (src)
+  if (src && v.stride_bytes == v.row_bytes) {
+    std::memcpy(dst, src, size_t(v.rows * v.row_bytes));
+  } else if (src) {
     for (int64_t r = 0; r < v.rows; ++r) std::memcpy(dst + r * v.stride_bytes, src + r * v.row_bytes, v.row_bytes);
+  }
   return KV_MTIA_OK;
 }
 

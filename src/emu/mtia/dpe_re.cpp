@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "emu/mtia/device.h"
+#include "emu/mtia/host_kernels.h"
 #include "emu/mtia/numerics.h"
 #include "emu/mtia/ops.h"
 
@@ -12,30 +13,6 @@ namespace kevolve::emu::mtia {
 
 namespace {
 std::string at(const pe_state& pe, const char* what) { return "pe " + std::to_string(pe.id) + ": " + what + ": "; }
-
-// o[j] += a[kk] * b[kk][j] for kk = 0..k in order, for each j < n: blocks of
-// 16 columns stay in registers across the k loop (the same products, added
-// in the same order). Cloned for wider vector units (no FMA: no contraction).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void mm_row(const float* a, const float* b, int32_t k,
-                                                                        int32_t n, float* o) {
-  int32_t j0 = 0;
-  for (; j0 + 16 <= n; j0 += 16) {
-    float acc[16];
-    for (int j = 0; j < 16; ++j) acc[j] = o[j0 + j];
-    for (int32_t kk = 0; kk < k; ++kk) {
-      const float av = a[kk];
-      const float* br = b + size_t(kk) * n + j0;
-      for (int j = 0; j < 16; ++j) acc[j] += av * br[j];
-    }
-    for (int j = 0; j < 16; ++j) o[j0 + j] = acc[j];
-  }
-  if (j0 == n) return;
-  for (int32_t kk = 0; kk < k; ++kk) {
-    const float av = a[kk];
-    const float* br = b + size_t(kk) * n;
-    for (int32_t j = j0; j < n; ++j) o[j] += av * br[j];
-  }
-}
 }  // namespace
 
 int device::acc_alloc(int32_t rows, int32_t cols) {
@@ -112,14 +89,13 @@ int device::dpe_mm(int32_t cb_a, int32_t m, int32_t k, int32_t lda, int32_t acc,
   if (!src) return KV_MTIA_OK;
   float* out = pe->acc_pool.data() + a->offset;
   const float* b = pe->bcache.data();
-  std::vector<float>& arow = pe->scratch;
-  if (arow.size() < size_t(k)) arow.resize(size_t(k));
-  for (int32_t i = 0; i < m; ++i) {
-    float* o = out + size_t(i) * n;
-    if (flags & KV_MM_ZERO) std::fill(o, o + n, 0.0f);
-    widen(src + int64_t(i) * lda * 2, pe->b_dtype, k, arow.data());
-    mm_row(arow.data(), b, k, n, o);
-  }
+  std::vector<float>& arows = pe->scratch;
+  if (arows.size() < size_t(m) * k) arows.resize(size_t(m) * k);
+  if (lda == k) widen(src, pe->b_dtype, int64_t(m) * k, arows.data());  // rows back to back: one pass
+  else
+    for (int32_t i = 0; i < m; ++i) widen(src + int64_t(i) * lda * 2, pe->b_dtype, k, arows.data() + size_t(i) * k);
+  if (flags & KV_MM_ZERO) std::fill(out, out + size_t(m) * n, 0.0f);
+  mm_tile(arows.data(), b, m, k, n, out);
   return KV_MTIA_OK;
 }
 
@@ -153,21 +129,20 @@ int device::re_drain(int32_t acc, int32_t cb_out, int32_t out_dtype, int32_t se_
   if (!dst) return KV_MTIA_OK;
   const float* src = pe->acc_pool.data() + a->offset;
   const int32_t cols = a->cols;
+  const size_t n = size_t(a->rows) * cols;
   std::vector<float>& scratch = pe->scratch;
-  if (scratch.size() < size_t(cols) * 2) scratch.resize(size_t(cols) * 2);
-  float* row = scratch.data();
-  float* b = row + cols;
-  if (bias) widen(bias, KV_F32, cols, b);
-  const int osz = elem_bytes(out_dtype);
-  for (int32_t i = 0; i < a->rows; ++i) {
-    const float* acc_row = src + size_t(i) * cols;
-    if (bias)
-      for (int32_t j = 0; j < cols; ++j) row[j] = acc_row[j] + b[j];
-    else
-      std::copy(acc_row, acc_row + cols, row);
-    apply_unary_row(se_op, row, cols);
-    narrow(row, out_dtype, cols, dst + int64_t(i) * cols * osz);
+  if (scratch.size() < n + cols) scratch.resize(n + cols);
+  float* tile = scratch.data();  // the whole tile at once: the same per-element ops as row by row
+  float* b = tile + n;
+  if (bias) {
+    widen(bias, KV_F32, cols, b);
+    for (int32_t i = 0; i < a->rows; ++i)
+      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + b[j];
+  } else {
+    std::copy(src, src + n, tile);
   }
+  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+  narrow(tile, out_dtype, int64_t(n), dst);
   return KV_MTIA_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "emu/mtia/host_kernels.h"
 #include "kevolve/abi.h"
 
 namespace kevolve::emu::mtia {
@@ -75,15 +76,7 @@ const float* f16_table();
 inline void widen(const uint8_t* src, int32_t dtype, int64_t n, float* dst) {
   switch (dtype) {
     case KV_F32: std::memcpy(dst, src, size_t(n) * 4); break;
-    case KV_F16: {
-      const float* t = f16_table();
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = t[h];
-      }
-      break;
-    }
+    case KV_F16: widen_f16(src, n, dst); break;
     case KV_BF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
@@ -105,12 +98,7 @@ inline void widen(const uint8_t* src, int32_t dtype, int64_t n, float* dst) {
 inline void narrow(const float* src, int32_t dtype, int64_t n, uint8_t* dst) {
   switch (dtype) {
     case KV_F32: std::memcpy(dst, src, size_t(n) * 4); break;
-    case KV_F16:
-      for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = kv_f32_to_f16(src[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
-      break;
+    case KV_F16: narrow_f16(src, n, dst); break;
     case KV_BF16:
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t h = kv_f32_to_bf16(src[i]);

@@ -43,10 +43,72 @@ void binary_row(int32_t op, const float* x, const float* y, int32_t y_step, floa
   }
 }
 
-// Row by row: widen to fp32, the op, round to out dtype. Reductions add in
-// column order, as the engine does.
-void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows,
-                   int32_t cols, int32_t idt, int32_t odt, float a, float b, std::vector<float>& scratch) {
+// Sums of G rows, each adding its columns in order; the rows' independent
+// additions overlap on the host.
+template <int G>
+void sum_rows(const float* x, int32_t cols, float* out) {
+  float acc[G] = {};
+  for (int32_t c = 0; c < cols; ++c)
+    for (int r = 0; r < G; ++r) acc[r] = acc[r] + x[size_t(r) * cols + c];
+  for (int r = 0; r < G; ++r) out[r] = acc[r];
+}
+
+// What a running max (from -inf, keeping the current value unless an element
+// is larger) ends with: the largest non-NaN value, and when that is zero the
+// first zero in column order (its sign), -inf if there is none. The value is
+// found eight lanes at a time.
+float row_max(const float* x, int32_t n) {
+  float m[8];
+  std::fill(m, m + 8, -INFINITY);
+  int32_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    for (int l = 0; l < 8; ++l) m[l] = m[l] < x[c + l] ? x[c + l] : m[l];
+  float best = -INFINITY;
+  for (int l = 0; l < 8; ++l) best = best < m[l] ? m[l] : best;
+  for (; c < n; ++c) best = best < x[c] ? x[c] : best;
+  if (best != 0.0f) return best;
+  for (c = 0;; ++c)
+    if (x[c] == 0.0f) return x[c];
+}
+
+// SUM and RMAX of each row (column order, as the engine adds), up to 8 rows
+// at a time.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void reduce_float(
+    int32_t op, const uint8_t* x, uint8_t* o, int32_t rows, int32_t cols, int32_t idt, int32_t odt,
+    std::vector<float>& scratch) {
+  constexpr int32_t G = 8;
+  if (scratch.size() < size_t(cols) * G) scratch.resize(size_t(cols) * G);
+  float* xs = scratch.data();
+  const int isz = elem_bytes(idt);
+  for (int32_t r0 = 0; r0 < rows; r0 += G) {
+    const int32_t g = std::min(G, rows - r0);
+    widen(x + int64_t(r0) * cols * isz, idt, int64_t(g) * cols, xs);
+    float res[G];
+    if (op == KV_OP_SUM) {
+      switch (g) {
+        case 1: sum_rows<1>(xs, cols, res); break;
+        case 2: sum_rows<2>(xs, cols, res); break;
+        case 3: sum_rows<3>(xs, cols, res); break;
+        case 4: sum_rows<4>(xs, cols, res); break;
+        case 5: sum_rows<5>(xs, cols, res); break;
+        case 6: sum_rows<6>(xs, cols, res); break;
+        case 7: sum_rows<7>(xs, cols, res); break;
+        default: sum_rows<8>(xs, cols, res);
+      }
+    } else {
+      for (int32_t r = 0; r < g; ++r) res[r] = row_max(xs + size_t(r) * cols, cols);
+    }
+    for (int32_t r = 0; r < g; ++r) store_f(o, odt, r0 + r, res[r]);
+  }
+}
+
+// Row by row: widen to fp32, the op, round to out dtype (reductions above).
+// Cloned for wider vector units: the elementwise loops give the same bits at
+// any width (no FMA: no contraction).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void compute_float(
+    int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, int32_t bcast, int32_t rows, int32_t cols, int32_t idt,
+    int32_t odt, float a, float b, std::vector<float>& scratch) {
+  if (is_reduction(op)) return reduce_float(op, x, o, rows, cols, idt, odt, scratch);
   if (scratch.size() < size_t(cols) * 3) scratch.resize(size_t(cols) * 3);
   float* xs = scratch.data();
   float* ys = xs + cols;
@@ -56,17 +118,10 @@ void compute_float(int32_t op, const uint8_t* x, const uint8_t* y, uint8_t* o, i
   for (int32_t r = 0; r < rows; ++r) {
     const int64_t base = int64_t(r) * cols;
     widen(x + base * isz, idt, cols, xs);
-    if (is_reduction(op) || op == KV_OP_CUMSUM) {
-      float accv = op == KV_OP_RMAX ? -INFINITY : 0.0f;
-      if (op == KV_OP_RMAX) {
-        for (int32_t c = 0; c < cols; ++c) accv = std::max(accv, xs[c]);
-      } else if (op == KV_OP_SUM) {
-        for (int32_t c = 0; c < cols; ++c) accv = accv + xs[c];
-      } else {
-        for (int32_t c = 0; c < cols; ++c) rs[c] = accv = accv + xs[c];
-        narrow(rs, odt, cols, o + base * osz);
-      }
-      if (op != KV_OP_CUMSUM) store_f(o, odt, r, accv);
+    if (op == KV_OP_CUMSUM) {
+      float accv = 0.0f;
+      for (int32_t c = 0; c < cols; ++c) rs[c] = accv = accv + xs[c];
+      narrow(rs, odt, cols, o + base * osz);
       continue;
     }
     if (!y) {

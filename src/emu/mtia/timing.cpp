@@ -12,6 +12,10 @@ namespace kevolve::emu::mtia {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
+// Commands fetched into the host's cache ahead of their replay: the traces
+// of a launch are far larger than the cache, and 64 PEs' interleaved streams
+// are more than the hardware prefetcher follows.
+constexpr uint32_t prefetch_ahead = 8;
 
 struct pe_clock {
   uint32_t issue_pos = 0;
@@ -94,6 +98,7 @@ class replayer {
     pe_clock& s = st_[i];
     auto& tr = pes_[i].trace;
     while (s.issue_pos < tr.size() && !s.at_barrier) {
+      if (s.issue_pos + prefetch_ahead < tr.size()) __builtin_prefetch(&tr[s.issue_pos + prefetch_ahead], 1);
       command& c = tr[s.issue_pos];
       if (c.kind == cmd_kind::engine_op) {
         c.issue = s.issue_clock;
@@ -190,6 +195,8 @@ class replayer {
         while (s.head[e] < q.size() && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
           if (idx >= s.issue_pos) break;
+          if (s.head[e] + 4 * prefetch_ahead < q.size()) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
+          if (s.head[e] + prefetch_ahead < q.size()) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
           command& c = tr[idx];
           double t_in = 0, t_out = 0;
           bool ready = true;
