@@ -2,6 +2,7 @@
 // snapshot, and refusals of what is not a store of this schema.
 #include "store/hdf5_store.h"
 
+#include <cmath>
 #include <fstream>
 #include <random>
 
@@ -318,6 +319,7 @@ TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
     for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // schema 4
     t.skills.clear();
   }
+  drop_profiles(rec);  // schema 5
   EXPECT_EQ(diff_record(rec, *r), "");
 }
 
@@ -360,7 +362,67 @@ TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
     t.skills.clear();  // and the rest of schema 4: no skills, every exchange a kernel request
     for (auto& x : t.llm) x.purpose = "kernel";
   }
+  drop_profiles(rec);  // schema 5
   EXPECT_EQ(diff_record(rec, *r3), "");
+}
+
+// Schema 5 added profiles and hardware-counter metrics to `measurements`
+// (byte ranges into `text`): they round-trip exactly, and a store whose
+// measurements lack the columns (schema 4, made with h5py as kevolve wrote
+// it) still reads, with no profiles and no metrics and everything else,
+// the PyTorch times included, intact.
+TEST(Hdf5Store, SchemaVersionFourStoresReadWithoutProfilesOrMetrics) {
+  temp_dir d = make_dir();
+  sweep_record rec = make_record();
+  size_t profiled = 0;
+  for (const auto& t : rec.tasks)
+    for (const auto& m : t.measurements) profiled += !m.metrics.empty() && !m.profile.empty();
+  ASSERT_GT(profiled, 0u) << "the fixture has profiled measurements";
+  const fs::path now = d.path() / "v5.h5";
+  ASSERT_TRUE(write_store(now, rec).has_value());
+  auto r5 = read_store(now);
+  ASSERT_TRUE(r5.has_value()) << r5.error().message;
+  EXPECT_EQ(diff_record(rec, *r5), "");
+  size_t back = 0;
+  for (const auto& t : r5->tasks)
+    for (const auto& m : t.measurements) back += m.metrics.count("dram_pct") && m.metrics.at("dram_pct") == 71.5;
+  EXPECT_EQ(back, profiled);
+
+  const fs::path old = d.path() / "v4.h5";
+  ASSERT_TRUE(write_store(old, rec).has_value());
+  const std::string py =
+      "import h5py, numpy as np, sys\n"
+      "with h5py.File(sys.argv[1], 'r+') as f:\n"
+      "    f.attrs.modify('schema_version', np.int32(4))\n"
+      "    for t in f['tasks'].values():\n"
+      "        m = t['measurements'][()]\n"
+      "        keep = [n for n in m.dtype.names if not n.startswith(('profile_', 'metrics_'))]\n"
+      "        old = np.zeros(m.shape, dtype=[(n, m.dtype[n]) for n in keep])\n"
+      "        for n in keep: old[n] = m[n]\n"
+      "        del t['measurements']\n"
+      "        t.create_dataset('measurements', data=old)\n";
+  auto h5py = run_subprocess({"/usr/bin/python3", "-c", py, old.string()});
+  ASSERT_TRUE(h5py.has_value() && h5py->ok()) << (h5py ? h5py->output : h5py.error().message);
+  auto r4 = read_store(old);
+  ASSERT_TRUE(r4.has_value()) << r4.error().message;
+  drop_profiles(rec);
+  EXPECT_EQ(diff_record(rec, *r4), "");
+}
+
+// Metrics that JSON cannot hold exactly (NaN, infinity) are refused on
+// write, naming the measurement and the metric; nothing is written.
+TEST(Hdf5Store, NonFiniteMetricsAreRefusedOnWrite) {
+  temp_dir d = make_dir();
+  sweep_record bad = make_record();
+  ASSERT_FALSE(bad.tasks[0].measurements.empty());
+  bad.tasks[0].measurements[0].metrics["dram_pct"] = std::nan("");
+  const fs::path p = d.path() / "nan.h5";
+  auto w = write_store(p, bad);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("measurement 0 has metric 'dram_pct' = nan, expected a finite number"),
+            std::string::npos)
+      << w.error().message;
+  EXPECT_FALSE(fs::exists(p));
 }
 
 // Schema 4 added the llm rows' `purpose` and the `skills` tables: a version 3
@@ -382,6 +444,7 @@ TEST(Hdf5Store, SchemaVersionThreeStoresStillRead) {
     for (auto& x : t.llm) x.purpose = "kernel";
     for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // also schema 4
   }
+  drop_profiles(rec);  // schema 5
   EXPECT_EQ(diff_record(rec, *r), "");
 }
 
