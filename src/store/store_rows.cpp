@@ -12,7 +12,7 @@ std::string metrics_text(const std::map<std::string, double>& metrics) {
   if (metrics.empty()) return "";
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, value] : metrics) j[name] = value;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a name that is not UTF-8 never throws
 }
 
 std::string parse_metrics(const std::string& text, std::map<std::string, double>& out) {
