@@ -100,7 +100,7 @@ struct scheduler::active_task {
   std::unique_ptr<search::search_engine> engine;
   std::vector<std::string> seeds;   // kernels of earlier stores, for the first root children
   std::vector<int64_t> reissue;     // pending at the last checkpoint: evaluate again
-  std::map<int64_t, store::shape_measurement> worst;  // node -> its worst timed shape (worst_shape.h)
+  std::map<int64_t, node_diagnosis> worst;  // node -> what its timed shapes say (worst_shape.h)
   int64_t issued = 0;               // for fair share
   double priority = 1.0;
   double seconds_before = 0.0;      // spent in earlier sessions
@@ -217,10 +217,8 @@ scheduler::active_task* scheduler::activate(size_t index) {
           const search::node_id best = st.search.nodes.best();
           if (best != search::kNoNode) t->seeds.push_back(st.search.nodes.at(best).code);
         }
-  for (const auto& m : task.measurements) {
-    const auto it = t->worst.find(m.node);
-    if (worse_timed_shape(m, it == t->worst.end() ? nullptr : &it->second)) t->worst[m.node] = m;
-  }
+  for (const auto& m : task.measurements)
+    if (!m.holdout) t->worst[m.node].add(m);
   const auto p = spec_.priorities.find(task.op);
   t->priority = p != spec_.priorities.end() ? p->second : 1.0;
   t->seconds_before = task.seconds_spent;
@@ -303,7 +301,7 @@ work scheduler::grow(active_task& t) {
     item.fitness = c.fitness;
     item.reason = c.reason;
     if (c.result == eval::status::compile_failed) item.compile_diagnostics = c.reason;
-    if (auto it = t.worst.find(id); it != t.worst.end()) describe_worst_shape(item, it->second);
+    if (auto it = t.worst.find(id); it != t.worst.end()) it->second.describe(item);
     req.context.push_back(std::move(item));
   }
   ++t.issued;
@@ -379,13 +377,9 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   const search::node_id best_before = t->engine->best();
   const double before = best_before == search::kNoNode ? 0.0 : t->engine->nodes().at(best_before).fitness;
   t->engine->record(request.node, st, result.fitness, result.reason, now(*t), result.rank);
-  const store::shape_measurement* worst = nullptr;
-  for (const auto& s : result.shapes)
-    if (worse_timed_shape(s, worst)) worst = &s;
-  if (worst) {
-    t->worst[request.node] = *worst;
-    t->worst[request.node].node = request.node;
-  }
+  node_diagnosis diagnosis;
+  for (const auto& s : result.shapes) diagnosis.add(s);
+  if (diagnosis.timed()) t->worst[request.node] = diagnosis;
   for (const auto& s : result.shapes) {
     store::shape_measurement m = s;
     m.node = request.node;

@@ -14,8 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-// The node's verdict as the synthesizer is shown it, with the bottleneck,
-// roofline fraction and hardware counters of its worst timed shape.
+// The node's verdict as the synthesizer is shown it, with what its timed
+// shapes say (worst_shape.h).
 synth::context_item item_of(const store::task_record& task, const search::node& n) {
   synth::context_item c;
   c.id = n.id;
@@ -23,10 +23,10 @@ synth::context_item item_of(const store::task_record& task, const search::node& 
   c.result = n.result;
   c.fitness = n.fitness;
   c.reason = n.reason;
-  const store::shape_measurement* worst = nullptr;
+  node_diagnosis diagnosis;
   for (const auto& m : task.measurements)
-    if (m.node == n.id && worse_timed_shape(m, worst)) worst = &m;
-  if (worst) describe_worst_shape(c, *worst);
+    if (m.node == n.id) diagnosis.add(m);
+  diagnosis.describe(c);
   return c;
 }
 

@@ -43,7 +43,7 @@ std::string verdict_line(const context_item& c) {
     if (!c.bottleneck.empty()) v += ", " + c.bottleneck;
     if (c.roofline_fraction > 0) v += ", " + fixed(100 * c.roofline_fraction, 1) + "% of the roofline at the worst shape";
     if (!c.metrics.empty()) {
-      v += "\nhardware counters at that shape:";
+      v += "\nhardware counters (profiled shape):";
       for (const auto& [name, value] : c.metrics) v += " " + name + " " + fixed(value, 1) + ",";
       v.pop_back();
     }

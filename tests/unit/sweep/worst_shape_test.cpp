@@ -1,5 +1,6 @@
-// What the synthesizers are shown of a parent: the bottleneck, roofline
-// fraction and hardware counters of its worst timed shape, straight from a
+// What the synthesizers are shown of a parent: the bottleneck and roofline
+// fraction of its worst timed shape and the hardware counters of its worst
+// profiled timed shape (cuda profiles only the largest), straight from a
 // verdict and again after --resume, where they come back from the store.
 #include <gtest/gtest.h>
 
@@ -21,7 +22,7 @@ store::shape_measurement shape(const std::string& name, double roofline, bool ho
   m.candidate_median_s = holdout ? 0.0 : 1e-4;
   m.roofline_fraction = roofline;
   m.bottleneck = "memory-bound";
-  m.profile = name + ": dram " + std::to_string(metrics["dram_pct"]) + "%";
+  if (!metrics.empty()) m.profile = name + ": dram " + std::to_string(metrics["dram_pct"]) + "%";
   m.metrics = std::move(metrics);
   return m;
 }
@@ -57,7 +58,7 @@ const synth::context_item* item_in(const work& w, int64_t node) {
   return nullptr;
 }
 
-TEST(WorstShape, AParentsMetricsAreThoseOfItsWorstTimedShapeAlsoAfterResume) {
+TEST(WorstShape, AParentIsShownItsWorstShapeAndItsWorstProfiledShapesMetricsAlsoAfterResume) {
   sweep_dir d;
   auto s = d.open(false);
   ASSERT_TRUE(s);
@@ -73,10 +74,12 @@ TEST(WorstShape, AParentsMetricsAreThoseOfItsWorstTimedShapeAlsoAfterResume) {
   r.id = req->id;
   r.status = "ok";
   r.fitness = 1.5;
-  // The worst timed shape is `small` (0.3); the holdout is worse but not timed.
+  // The worst timed shape is `small` (0.3), not profiled; the worst profiled
+  // one is `mid`; the holdout is worse than both but never timed.
   const std::map<std::string, double> worst = {{"dram_pct", 41.0}, {"occupancy_pct", 23.5}};
   r.shapes = {shape("large", 0.7, false, {{"dram_pct", 88.0}, {"occupancy_pct", 90.0}}),
-              shape("small", 0.3, false, worst),
+              shape("small", 0.3, false, {}),
+              shape("mid", 0.5, false, worst),
               shape("tail", 0.1, true, {{"dram_pct", 5.0}})};
   ASSERT_TRUE(s->record(*req, r).has_value());
 

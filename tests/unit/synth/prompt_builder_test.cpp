@@ -99,7 +99,7 @@ TEST(PromptBuilder, AMemoryBoundParentBringsTheMemoryHierarchy) {
   // Profiled (Nsight Compute): the LLM sees the worst shape's counters too.
   r.context[0].metrics = {{"dram_pct", 41.3}, {"occupancy_pct", 22.0}};
   const built_prompt q = b.build(r);
-  EXPECT_NE(q.user.find("hardware counters at that shape: dram_pct 41.3, occupancy_pct 22.0"), std::string::npos)
+  EXPECT_NE(q.user.find("hardware counters (profiled shape): dram_pct 41.3, occupancy_pct 22.0"), std::string::npos)
       << q.user;
 }
 
