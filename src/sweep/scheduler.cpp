@@ -14,7 +14,7 @@
 #include "spec/operator_loader.h"
 #include "store/hdf5_store.h"
 #include "sweep/skill_notes.h"
-#include "sweep/worst_shape.h"
+#include "sweep/node_diagnosis.h"
 
 namespace kevolve::sweep {
 namespace fs = std::filesystem;
@@ -100,7 +100,7 @@ struct scheduler::active_task {
   std::unique_ptr<search::search_engine> engine;
   std::vector<std::string> seeds;   // kernels of earlier stores, for the first root children
   std::vector<int64_t> reissue;     // pending at the last checkpoint: evaluate again
-  std::map<int64_t, node_diagnosis> worst;  // node -> what its timed shapes say (worst_shape.h)
+  std::map<int64_t, node_diagnosis> worst;  // node -> what its timed shapes say (node_diagnosis.h)
   int64_t issued = 0;               // for fair share
   double priority = 1.0;
   double seconds_before = 0.0;      // spent in earlier sessions

@@ -1,12 +1,11 @@
 #include "sweep/skill_notes.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
-#include "sweep/worst_shape.h"
+#include "sweep/node_diagnosis.h"
 #include "synth/prompt_builder.h"
 
 namespace kevolve::sweep {
@@ -15,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 // The node's verdict as the synthesizer is shown it, with what its timed
-// shapes say (worst_shape.h).
+// shapes say (node_diagnosis.h).
 synth::context_item item_of(const store::task_record& task, const search::node& n) {
   synth::context_item c;
   c.id = n.id;

@@ -15,7 +15,7 @@
 
 namespace kevolve::synth {
 
-// A bound on one hardware counter of the parent's worst timed shape
+// A bound on one hardware counter of the parent's worst profiled timed shape
 // (context_item::metrics). A parent without the metric never matches.
 struct metric_bound {
   std::string name;  // dram_pct, occupancy_pct, stall_long_scoreboard, ...

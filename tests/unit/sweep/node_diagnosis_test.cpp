@@ -28,7 +28,7 @@ store::shape_measurement shape(const std::string& name, double roofline, bool ho
 }
 
 struct sweep_dir {
-  temp_dir dir = *temp_dir::create("kevolve-worst-shape-");
+  temp_dir dir = *temp_dir::create("kevolve-node-diagnosis-");
   spec::sweep_spec spec;
   sweep_dir() {
     const auto cfg = dir.path() / "sweep.yaml";
@@ -58,7 +58,7 @@ const synth::context_item* item_in(const work& w, int64_t node) {
   return nullptr;
 }
 
-TEST(WorstShape, AParentIsShownItsWorstShapeAndItsWorstProfiledShapesMetricsAlsoAfterResume) {
+TEST(NodeDiagnosis, AParentIsShownItsWorstShapeAndItsWorstProfiledShapesMetricsAlsoAfterResume) {
   sweep_dir d;
   auto s = d.open(false);
   ASSERT_TRUE(s);
