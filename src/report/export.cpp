@@ -32,6 +32,16 @@ std::map<int64_t, const store::llm_exchange*> replies(const store::task_record& 
   return out;
 }
 
+// Per node, its profiled shapes: shape, the backend's profile line and the
+// hardware counters (the evaluator's state at each step, for training).
+std::map<int64_t, json> profiles_of(const store::task_record& t) {
+  std::map<int64_t, json> out;
+  for (const auto& m : t.measurements)
+    if (!m.profile.empty() || !m.metrics.empty())
+      out[m.node].push_back({{"shape", m.shape}, {"profile", m.profile}, {"metrics", m.metrics}});
+  return out;
+}
+
 std::string line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
@@ -78,6 +88,7 @@ expected<std::string> export_jsonl(const store::sweep_record& r, const std::stri
     } else {
       if (t.search.best_fitness < f.min_fitness) continue;
       json steps = json::array();
+      const auto profiles = profiles_of(t);
       double best = 0;
       for (const auto& n : nodes) {
         if (n.id == search::kRoot) continue;
@@ -88,6 +99,7 @@ expected<std::string> export_jsonl(const store::sweep_record& r, const std::stri
                   {"origin", n.origin}, {"state", n.state == search::node_state::evaluated ? "evaluated" : "pending"},
                   {"status", eval::to_string(n.result)}, {"fitness", n.fitness}, {"reward", reward},
                   {"reason", n.reason}, {"code", n.code}};
+        if (auto it = profiles.find(n.id); it != profiles.end()) s["profiles"] = it->second;
         if (auto it = by_node.find(n.id); it != by_node.end())
           s["llm"] = {{"model", it->second->model}, {"prompt_tokens", it->second->prompt_tokens},
                       {"completion_tokens", it->second->completion_tokens}, {"latency_s", it->second->latency_s}};

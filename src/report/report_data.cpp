@@ -137,7 +137,8 @@ json measurements_json(const store::task_record& t) {
   for (const auto& m : t.measurements)
     rows.push_back({m.node, m.shape, m.holdout, m.status, m.max_abs_error, m.candidate_median_s, m.candidate_p10_s,
                     m.candidate_p90_s, m.baseline_median_s, m.speedup, m.achieved_gbs, m.achieved_gflops,
-                    m.roofline_fraction, m.bottleneck, m.torch_eager_median_s, m.torch_compile_median_s});
+                    m.roofline_fraction, m.bottleneck, m.torch_eager_median_s, m.torch_compile_median_s, m.profile,
+                    m.metrics.empty() ? json(nullptr) : json(m.metrics)});
   return rows;
 }
 
@@ -264,7 +265,7 @@ json report_data(const store::sweep_record& r, const std::string& store_name) {
           {"measurement_fields",
            {"node", "shape", "holdout", "status", "max_abs_error", "candidate_median_s", "candidate_p10_s",
             "candidate_p90_s", "baseline_median_s", "speedup", "achieved_gbs", "achieved_gflops", "roofline_fraction",
-            "bottleneck", "torch_eager_median_s", "torch_compile_median_s"}},
+            "bottleneck", "torch_eager_median_s", "torch_compile_median_s", "profile", "metrics"}},
           {"tasks_beating_baseline", beaten},
           {"geomean_speedup", geomean_best_speedup(summaries)},
           {"rooflines", rooflines},

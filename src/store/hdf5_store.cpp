@@ -179,9 +179,12 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   tables.context.resize(length_of(cds, where + "/context"));
   if (!tables.context.empty()) cds.read(tables.context.data(), H5::PredType::NATIVE_INT64);
   step = where + "/measurements";
-  tables.measurements = read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4));
-  if (version < 4)
-    for (auto& m : tables.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
+  tables.measurements =
+      read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4, version >= 5));
+  for (auto& m : tables.measurements) {
+    if (version < 4) m.torch_eager_median_s = m.torch_compile_median_s = 0;
+    if (version < 5) m.profile_offset = m.profile_length = m.metrics_offset = m.metrics_length = 0;
+  }
 
   step = where + "/text";
   blob_reader text(g, where, "text");

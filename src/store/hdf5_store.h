@@ -2,11 +2,12 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 4 (also in src/store/README.md):
+// Layout, schema_version 5 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          4; 3 is read too (no PyTorch times, no llm
-//                                     purpose, no skills), 2 (no llm tables), and 1
+//     schema_version   int32          5; 4 is read too (no profiles, no metrics),
+//                                     3 (no PyTorch times, no llm purpose, no
+//                                     skills either), 2 (no llm tables), and 1
 //                                     (no llm tables, no node ranks, no /ranks)
 //     kevolve_version  string         (all strings: scalar, variable-length UTF-8)
 //     config_yaml      string         the sweep's config, verbatim
@@ -35,7 +36,8 @@
 //     is k, in increasing id order, which is the order the tree adds them.
 //   /tasks/<i>/text           uint8[bytes]: every string of the task back to
 //     back, without separators: per node code, origin, reason; then per
-//     measurement shape, status, bottleneck. Decode text[off:off+len] as UTF-8.
+//     measurement shape, status, bottleneck, profile, metrics. Decode
+//     text[off:off+len] as UTF-8.
 //   /tasks/<i>/context        int64[m]: all nodes' context lists back to back.
 //   /tasks/<i>/measurements   compound[r], one row per shape_measurement:
 //     node int64; holdout int32 (0/1); max_abs_error, candidate_median_s,
@@ -44,7 +46,11 @@
 //     torch_eager_median_s, torch_compile_median_s double (schema 4; 0: not
 //     measured);
 //     shape_offset, shape_length, status_offset, status_length,
-//     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`).
+//     bottleneck_offset, bottleneck_length uint64 (byte ranges into `text`);
+//     profile_offset, profile_length, metrics_offset, metrics_length uint64
+//     (schema 5, byte ranges into `text`): the backend's one-line profile and
+//     the hardware counters as a JSON object {"dram_pct": 71.5, ...}; length
+//     0: not profiled.
 //   /tasks/<i>/llm            compound[e], one row per LLM request of the llm
 //     synthesizer, in the order they happened (schema 3): node int64;
 //     attempts, tokens_estimated int32; prompt_tokens, completion_tokens

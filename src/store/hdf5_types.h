@@ -46,8 +46,8 @@ inline H5::CompType node_type(bool with_rank = true) {
   return t;
 }
 
-// `with_torch`: schema 4 and later.
-inline H5::CompType measurement_type(bool with_torch = true) {
+// `with_torch`: schema 4 and later; `with_profile` (profile and metrics): 5 and later.
+inline H5::CompType measurement_type(bool with_torch = true, bool with_profile = true) {
   H5::CompType t(sizeof(measurement_row));
   if (with_torch) {
     KEVOLVE_MEMBER(t, measurement_row, torch_eager_median_s, NATIVE_DOUBLE);
@@ -70,6 +70,12 @@ inline H5::CompType measurement_type(bool with_torch = true) {
   KEVOLVE_MEMBER(t, measurement_row, status_length, NATIVE_UINT64);
   KEVOLVE_MEMBER(t, measurement_row, bottleneck_offset, NATIVE_UINT64);
   KEVOLVE_MEMBER(t, measurement_row, bottleneck_length, NATIVE_UINT64);
+  if (with_profile) {
+    KEVOLVE_MEMBER(t, measurement_row, profile_offset, NATIVE_UINT64);
+    KEVOLVE_MEMBER(t, measurement_row, profile_length, NATIVE_UINT64);
+    KEVOLVE_MEMBER(t, measurement_row, metrics_offset, NATIVE_UINT64);
+    KEVOLVE_MEMBER(t, measurement_row, metrics_length, NATIVE_UINT64);
+  }
   return t;
 }
 

@@ -1,5 +1,6 @@
 #include "store/record_check.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace kevolve::store {
@@ -71,6 +72,10 @@ std::string check_task(const task_record& t) {
     if (x < 0 || x >= n)
       return "measurement " + std::to_string(m) + " is of node " + std::to_string(x) + ", expected a node of the task (0.." +
              std::to_string(n - 1) + ")";
+    for (const auto& [name, value] : t.measurements[m].metrics)
+      if (!std::isfinite(value))
+        return "measurement " + std::to_string(m) + " has metric '" + name + "' = " + std::to_string(value) +
+               ", expected a finite number";
   }
   for (size_t k = 0; k < t.llm.size(); ++k) {
     const node_id x = t.llm[k].node;

@@ -1,15 +1,37 @@
 #include "store/store_rows.h"
 
+#include <nlohmann/json.hpp>
+
 #include "store/record_check.h"
 
 namespace kevolve::store {
 
 using search::node;
 
+std::string metrics_text(const std::map<std::string, double>& metrics) {
+  if (metrics.empty()) return "";
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : metrics) j[name] = value;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a name that is not UTF-8 never throws
+}
+
+std::string parse_metrics(const std::string& text, std::map<std::string, double>& out) {
+  out.clear();
+  if (text.empty()) return "";
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return "expected a JSON object of numbers, got '" + text.substr(0, 80) + "'";
+  for (const auto& [name, value] : j.items()) {
+    if (!value.is_number()) return "'" + name + "' is " + value.dump() + ", expected a number";
+    out[name] = value.get<double>();
+  }
+  return "";
+}
+
 uint64_t text_bytes(const task_record& t) {
   uint64_t n = 0;
   for (const node& x : t.search.nodes.nodes()) n += x.code.size() + x.origin.size() + x.reason.size();
-  for (const shape_measurement& m : t.measurements) n += m.shape.size() + m.status.size() + m.bottleneck.size();
+  for (const shape_measurement& m : t.measurements)
+    n += m.shape.size() + m.status.size() + m.bottleneck.size() + m.profile.size() + metrics_text(m.metrics).size();
   return n;
 }
 
@@ -68,6 +90,11 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     w.status_length = m.status.size();
     w.bottleneck_offset = append_text(m.bottleneck);
     w.bottleneck_length = m.bottleneck.size();
+    w.profile_offset = append_text(m.profile);
+    w.profile_length = m.profile.size();
+    const std::string metrics = metrics_text(m.metrics);
+    w.metrics_offset = append_text(metrics);
+    w.metrics_length = metrics.size();
   }
   return out;
 }
@@ -148,8 +175,12 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
     m.torch_compile_median_s = w.torch_compile_median_s;
     if (!text.get(w.shape_offset, w.shape_length, owner + " shape", m.shape, error) ||
         !text.get(w.status_offset, w.status_length, owner + " status", m.status, error) ||
-        !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error))
+        !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error) ||
+        !text.get(w.profile_offset, w.profile_length, owner + " profile", m.profile, error))
       return error;
+    std::string metrics;
+    if (!text.get(w.metrics_offset, w.metrics_length, owner + " metrics", metrics, error)) return error;
+    if (auto bad = parse_metrics(metrics, m.metrics); !bad.empty()) return owner + " metrics: " + bad;
   }
   link_children(nodes);
   t.search.nodes = search::tree::from_nodes(std::move(nodes));

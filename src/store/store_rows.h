@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,7 @@ struct measurement_row {
       achieved_gbs, achieved_gflops, roofline_fraction;
   double torch_eager_median_s, torch_compile_median_s;  // schema 4
   uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
+  uint64_t profile_offset, profile_length, metrics_offset, metrics_length;  // schema 5 (older stores: all 0)
 };
 
 struct llm_row {
@@ -77,12 +79,17 @@ struct task_tables {
   std::vector<measurement_row> measurements;
 };
 
+// A measurement's metrics as stored in `text`: a JSON object of numbers, ""
+// when there are none. parse_metrics returns "" or what is wrong.
+std::string metrics_text(const std::map<std::string, double>& metrics);
+std::string parse_metrics(const std::string& text, std::map<std::string, double>& out);
+
 // Bytes of all the task's strings: the size of its `text` blob.
 uint64_t text_bytes(const task_record& t);
 
 // The task's tables. Every string is handed to `append_text`, which stores it
 // and returns its offset in the blob: per node code, origin, reason, then per
-// measurement shape, status, bottleneck.
+// measurement shape, status, bottleneck, profile, metrics (metrics_text).
 task_tables flatten(const task_record& t, const std::function<uint64_t(std::string_view)>& append_text);
 
 // Fills t.search.nodes (children linked from the parents) and t.measurements

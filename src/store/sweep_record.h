@@ -21,7 +21,10 @@ namespace kevolve::store {
 // gain `skills` and `skills_text` (the notes the LLM wrote about improvements,
 // with evidence). Versions 1 to 3 are still read (no PyTorch times: 0; every
 // exchange a kernel request; no skills).
-constexpr int kSchemaVersion = 4;
+// 5: measurements gain `profile` (the backend's one-line profile summary) and
+// `metrics` (hardware counters by short name, e.g. Nsight Compute's), both in
+// the task's `text`. Versions 1 to 4 are still read (no profile, no metrics).
+constexpr int kSchemaVersion = 5;
 constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
@@ -42,6 +45,8 @@ struct shape_measurement {
   std::string bottleneck;
   double torch_eager_median_s = 0.0;    // PyTorch eager of the operator's `torch` expression; 0: not measured
   double torch_compile_median_s = 0.0;  // the same under torch.compile
+  std::string profile{};  // the backend's one-line profile summary (eval::shape_verdict::profile); "": not profiled
+  std::map<std::string, double> metrics{};  // hardware counters by short name (dram_pct, occupancy_pct, ...); empty: none
 };
 
 // One request of the llm synthesizer for one node: what was sent, what came

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "common/paths.h"
@@ -155,6 +156,9 @@ eval_result task_evaluators::evaluate(const eval_request& request) {
     m.achieved_gflops = s.achieved_gflops;
     m.roofline_fraction = s.roofline_fraction;
     m.bottleneck = s.bottleneck;
+    m.profile = s.profile;
+    for (const auto& [name, value] : s.metrics)  // the store holds finite numbers only
+      if (std::isfinite(value)) m.metrics[name] = value;
     out.shapes.push_back(std::move(m));
   }
   finish();

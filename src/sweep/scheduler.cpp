@@ -14,6 +14,7 @@
 #include "spec/operator_loader.h"
 #include "store/hdf5_store.h"
 #include "sweep/skill_notes.h"
+#include "sweep/node_diagnosis.h"
 
 namespace kevolve::sweep {
 namespace fs = std::filesystem;
@@ -99,7 +100,7 @@ struct scheduler::active_task {
   std::unique_ptr<search::search_engine> engine;
   std::vector<std::string> seeds;   // kernels of earlier stores, for the first root children
   std::vector<int64_t> reissue;     // pending at the last checkpoint: evaluate again
-  std::map<int64_t, std::pair<double, std::string>> worst;  // node -> roofline fraction, bottleneck
+  std::map<int64_t, node_diagnosis> worst;  // node -> what its timed shapes say (node_diagnosis.h)
   int64_t issued = 0;               // for fair share
   double priority = 1.0;
   double seconds_before = 0.0;      // spent in earlier sessions
@@ -216,11 +217,8 @@ scheduler::active_task* scheduler::activate(size_t index) {
           const search::node_id best = st.search.nodes.best();
           if (best != search::kNoNode) t->seeds.push_back(st.search.nodes.at(best).code);
         }
-  for (const auto& m : task.measurements) {
-    if (m.holdout) continue;
-    auto [it, fresh] = t->worst.try_emplace(m.node, m.roofline_fraction, m.bottleneck);
-    if (!fresh && m.roofline_fraction < it->second.first) it->second = {m.roofline_fraction, m.bottleneck};
-  }
+  for (const auto& m : task.measurements)
+    if (!m.holdout) t->worst[m.node].add(m);
   const auto p = spec_.priorities.find(task.op);
   t->priority = p != spec_.priorities.end() ? p->second : 1.0;
   t->seconds_before = task.seconds_spent;
@@ -304,10 +302,7 @@ work scheduler::grow(active_task& t) {
     item.fitness = c.fitness;
     item.reason = c.reason;
     if (c.result == eval::status::compile_failed) item.compile_diagnostics = c.reason;
-    if (auto it = t.worst.find(id); it != t.worst.end()) {
-      item.roofline_fraction = std::max(0.0, it->second.first);
-      item.bottleneck = it->second.second;
-    }
+    if (auto it = t.worst.find(id); it != t.worst.end()) it->second.describe(item);
     req.context.push_back(std::move(item));
   }
   ++t.issued;
@@ -383,18 +378,14 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   const search::node_id best_before = t->engine->best();
   const double before = best_before == search::kNoNode ? 0.0 : t->engine->nodes().at(best_before).fitness;
   t->engine->record(request.node, st, result.fitness, result.reason, now(*t), result.rank);
-  double worst = -1;
-  std::string bottleneck;
+  node_diagnosis diagnosis;
+  for (const auto& s : result.shapes) diagnosis.add(s);
+  if (diagnosis.timed()) t->worst[request.node] = diagnosis;
   for (const auto& s : result.shapes) {
     store::shape_measurement m = s;
     m.node = request.node;
-    if (!m.holdout && (worst < 0 || m.roofline_fraction < worst)) {
-      worst = m.roofline_fraction;
-      bottleneck = m.bottleneck;
-    }
     task.measurements.push_back(std::move(m));
   }
-  if (worst >= 0) t->worst[request.node] = {worst, bottleneck};
   ++sweep_evaluations_;
   task.seconds_spent = now(*t);
   const search::node& n = t->engine->nodes().at(request.node);

@@ -1,11 +1,11 @@
 #include "sweep/skill_notes.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "sweep/node_diagnosis.h"
 #include "synth/prompt_builder.h"
 
 namespace kevolve::sweep {
@@ -13,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-// The node's verdict as the synthesizer is shown it, with the bottleneck and
-// roofline fraction of its worst timed shape.
+// The node's verdict as the synthesizer is shown it, with what its timed
+// shapes say (node_diagnosis.h).
 synth::context_item item_of(const store::task_record& task, const search::node& n) {
   synth::context_item c;
   c.id = n.id;
@@ -22,13 +22,10 @@ synth::context_item item_of(const store::task_record& task, const search::node& 
   c.result = n.result;
   c.fitness = n.fitness;
   c.reason = n.reason;
-  double worst = -1;
+  node_diagnosis diagnosis;
   for (const auto& m : task.measurements)
-    if (m.node == n.id && !m.holdout && (worst < 0 || m.roofline_fraction < worst)) {
-      worst = m.roofline_fraction;
-      c.bottleneck = m.bottleneck;
-    }
-  c.roofline_fraction = std::max(0.0, worst);
+    if (m.node == n.id) diagnosis.add(m);
+  diagnosis.describe(c);
   return c;
 }
 
@@ -40,18 +37,22 @@ std::string fixed(double v, const char* format) {
 
 json node_evidence(const store::task_record& task, const search::node& n) {
   json shapes = json::array();
-  for (const auto& m : task.measurements)
-    if (m.node == n.id)
-      shapes.push_back({{"shape", m.shape},
-                        {"holdout", m.holdout},
-                        {"status", m.status},
-                        {"median_s", m.candidate_median_s},
-                        {"baseline_median_s", m.baseline_median_s},
-                        {"speedup", m.speedup},
-                        {"achieved_gbs", m.achieved_gbs},
-                        {"achieved_gflops", m.achieved_gflops},
-                        {"roofline_fraction", m.roofline_fraction},
-                        {"bottleneck", m.bottleneck}});
+  for (const auto& m : task.measurements) {
+    if (m.node != n.id) continue;
+    json shape = {{"shape", m.shape},
+                  {"holdout", m.holdout},
+                  {"status", m.status},
+                  {"median_s", m.candidate_median_s},
+                  {"baseline_median_s", m.baseline_median_s},
+                  {"speedup", m.speedup},
+                  {"achieved_gbs", m.achieved_gbs},
+                  {"achieved_gflops", m.achieved_gflops},
+                  {"roofline_fraction", m.roofline_fraction},
+                  {"bottleneck", m.bottleneck}};
+    if (!m.profile.empty()) shape["profile"] = m.profile;
+    if (!m.metrics.empty()) shape["metrics"] = m.metrics;
+    shapes.push_back(std::move(shape));
+  }
   return {{"node", n.id}, {"origin", n.origin}, {"status", eval::to_string(n.result)}, {"fitness", n.fitness},
           {"shapes", shapes}};
 }

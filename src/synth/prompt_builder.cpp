@@ -42,6 +42,11 @@ std::string verdict_line(const context_item& c) {
     v += ", speedup " + fixed(c.fitness, 3) + "x over the baseline";
     if (!c.bottleneck.empty()) v += ", " + c.bottleneck;
     if (c.roofline_fraction > 0) v += ", " + fixed(100 * c.roofline_fraction, 1) + "% of the roofline at the worst shape";
+    if (!c.metrics.empty()) {
+      v += "\nhardware counters (profiled shape):";
+      for (const auto& [name, value] : c.metrics) v += " " + name + " " + fixed(value, 1) + ",";
+      v.pop_back();
+    }
   } else if (!c.reason.empty()) {
     v += ": " + clip(c.reason, 3000);
   }

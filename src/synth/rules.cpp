@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <map>
 
 #include "common/fs.h"
 
@@ -31,6 +33,43 @@ bool contains_any(const std::string& text, const std::vector<std::string>& needl
   return false;
 }
 
+// `when.metrics`: {"<name>": {"below": n, "above": n}, ...}, at least one
+// bound each. `key(path)` names a key in errors ("rules.json: 'rules[3].when.metrics.dram_pct'").
+expected<std::vector<metric_bound>> metric_bounds(const nlohmann::json& w,
+                                                  const std::function<std::string(const std::string&)>& key) {
+  std::vector<metric_bound> out;
+  if (!w.contains("metrics")) return out;
+  const auto& m = w["metrics"];
+  if (!m.is_object() || m.empty())
+    return make_error(errc::invalid_input, key("") + " must be an object of metric bounds, e.g. "
+                                                     "{\"dram_pct\": {\"below\": 60}}, got " + m.dump());
+  for (const auto& [name, b] : m.items()) {
+    if (!b.is_object() || b.empty())
+      return make_error(errc::invalid_input,
+                        key("." + name) + " must be {\"below\": n} and/or {\"above\": n}, got " + b.dump());
+    metric_bound x;
+    x.name = name;
+    for (const auto& [bound, v] : b.items()) {
+      if ((bound != "below" && bound != "above") || !v.is_number())
+        return make_error(errc::invalid_input, key("." + name + "." + bound) +
+                                                   " must be 'below' or 'above' with a number, got " + v.dump());
+      (bound == "below" ? x.below : x.above) = v.get<double>();
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+bool metrics_hold(const std::vector<metric_bound>& bounds, const std::map<std::string, double>& metrics) {
+  for (const auto& b : bounds) {
+    const auto it = metrics.find(b.name);
+    if (it == metrics.end()) return false;
+    if (b.below && !(it->second < *b.below)) return false;
+    if (b.above && !(it->second > *b.above)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 expected<rule_set> rule_set::from_json(const nlohmann::json& j, const std::string& context) {
@@ -53,6 +92,11 @@ expected<rule_set> rule_set::from_json(const nlohmann::json& j, const std::strin
     out.when.roofline_above = w.value("roofline_above", -1.0);
     out.when.diagnostics = strings(w, "diagnostics");
     out.when.reason = strings(w, "reason");
+    auto bounds = metric_bounds(w, [&](const std::string& path) {
+      return context + ": 'rules[" + std::to_string(i) + "].when.metrics" + path + "'";
+    });
+    if (!bounds) return tl::unexpected(bounds.error());
+    out.when.metrics = std::move(*bounds);
     for (const auto& a : r["do"]) {
       rule_action act;
       act.action = a.value("action", std::string());
@@ -87,7 +131,7 @@ bool rule_set::matches(const rule& r, const context_item& p) const {
   if (w.roofline_above >= 0 && !(p.roofline_fraction > w.roofline_above)) return false;
   if (!w.diagnostics.empty() && !contains_any(p.compile_diagnostics, w.diagnostics)) return false;
   if (!w.reason.empty() && !contains_any(p.reason, w.reason)) return false;
-  return true;
+  return metrics_hold(w.metrics, p.metrics);
 }
 
 bool applicable(const rule_action& a, const param_space& space, const param_set& p) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@
 
 namespace kevolve::synth {
 
+// A bound on one hardware counter of the parent's worst profiled timed shape
+// (context_item::metrics). A parent without the metric never matches.
+struct metric_bound {
+  std::string name;  // dram_pct, occupancy_pct, stall_long_scoreboard, ...
+  std::optional<double> below, above;  // metric < below, metric > above (each when given)
+};
+
 struct rule_condition {
   std::vector<std::string> status;       // any of these verdict statuses
   std::vector<std::string> bottleneck;   // any of these bottleneck classes
@@ -21,6 +29,7 @@ struct rule_condition {
   double roofline_above = -1.0;          // ... > this (when >= 0)
   std::vector<std::string> diagnostics;  // any substring of compile diagnostics (case-insensitive)
   std::vector<std::string> reason;       // any substring of the failure reason (case-insensitive)
+  std::vector<metric_bound> metrics;     // all must hold
 };
 
 struct rule_action {

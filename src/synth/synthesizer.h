@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct context_item {
   std::string compile_diagnostics;  // compiler output
   std::string bottleneck;           // memory-bound, compute-bound, latency-bound
   double roofline_fraction = 0.0;   // worst timed shape
+  std::map<std::string, double> metrics{};  // hardware counters of the worst profiled timed shape by short
+                                          // name (dram_pct, occupancy_pct, ...); empty: not profiled
 };
 
 struct synthesis_request {

@@ -13,8 +13,9 @@
 namespace kevolve::transport {
 
 constexpr uint32_t kMagic = 0x4f56454b;  // "KEVO" in little-endian bytes
-// Bump on any change to a message type or the frame.
-constexpr uint16_t kProtocolVersion = 1;
+// Bump on any change to a message type or the frame. 2: shape_measurement
+// carries the profile line and the metrics.
+constexpr uint16_t kProtocolVersion = 2;
 constexpr size_t kHeaderBytes = 12;  // magic u32, version u16, reserved u16, length u32
 
 std::vector<char> frame(std::string_view payload, uint16_t version = kProtocolVersion);

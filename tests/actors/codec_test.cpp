@@ -62,6 +62,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   s.bottleneck = "memory-bound";
   s.torch_eager_median_s = 3e-4;
   s.torch_compile_median_s = 2e-4;
+  s.profile = "dram 41% of peak, occupancy 22%";
+  s.metrics = {{"dram_pct", 41.25}, {"occupancy_pct", 22.0}, {"stall_long_scoreboard", 7.5}};
   v.shapes = {s, s};
   auto mv = round_trip(caf::make_message(v));
   ASSERT_TRUE(mv.match_elements<sweep::eval_result>());
@@ -73,6 +75,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   EXPECT_EQ(bv.shapes[1].speedup, 2.5);
   EXPECT_EQ(bv.shapes[1].torch_eager_median_s, 3e-4);
   EXPECT_EQ(bv.shapes[1].torch_compile_median_s, 2e-4);
+  EXPECT_EQ(bv.shapes[1].profile, s.profile);
+  EXPECT_EQ(bv.shapes[1].metrics, s.metrics);  // what the rules on rank 0 read
 }
 
 TEST_F(Codec, ControlMessagesRoundTrip) {

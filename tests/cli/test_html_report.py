@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """kevolve report --html end to end: the report of a real small sweep, of a
-synthetic 10,000-node tree and of a tiny sweep driven by the llm synthesizer
-against tests/llm/replay_server.py, rendered in headless Chromium (driven
+synthetic 10,000-node tree, of a tiny sweep driven by the llm synthesizer
+against tests/llm/replay_server.py and of a tiny mtia_emu sweep (profiles), rendered in headless Chromium (driven
 over the DevTools pipe, tests/cli/chromium.py). Checks a screenshot, the tree
 in the DOM against the store (read with h5py), the best path, that the page
 makes no request, that its numbers are those of the CSV and of the store, and
@@ -345,6 +345,43 @@ class LlmSweepReport(unittest.TestCase):
         self.assertEqual(self.browser.requests(), [self.html_path.as_uri()])
         self.assertEqual(self.browser.problems(), [])
         self.assertNotIn(test_llm.KEY.encode(), self.html_path.read_bytes())
+
+
+class ProfiledSweepReport(unittest.TestCase):
+    """A sweep on mtia_emu, whose evaluator profiles every timed shape: a
+    node's panel lists the profile lines the store keeps for its shapes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        d = Path(cls.dir.name)
+        (d / "emu.yaml").write_text(sweep_yaml(["ts_softmax"], max_evaluations=2).replace("[cpu]", "[mtia_emu]"))
+        kevolve("run", d / "emu.yaml", "--store", "emu.h5", cwd=d)
+        kevolve("report", "emu.h5", "--html", "emu.html", cwd=d)
+        cls.task = store_tasks(d / "emu.h5")[0]
+        cls.browser = chromium.Chromium(width=1400, height=1000)
+        cls.browser.load((d / "emu.html").as_uri())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls.dir.cleanup()
+
+    def test_a_node_panel_lists_the_stored_profile_lines(self):
+        m, text = self.task["measurements"], self.task["text"]
+        node = int(m["node"][0])
+
+        def cut(r, field):
+            o, n = int(r[field + "_offset"]), int(r[field + "_length"])
+            return text[o:o + n].decode()
+
+        want = [f"{cut(r, 'shape')}: {cut(r, 'profile')}" for r in m if int(r["node"]) == node and r["profile_length"]]
+        self.assertTrue(want, "mtia_emu profiles every timed shape")
+        self.browser.eval(f"document.querySelector('svg.tree circle.node[data-id=\"{node}\"]')"
+                          ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+        got = self.browser.eval("[...document.querySelectorAll('.node-panel li')].map((li) => li.textContent)")
+        self.assertEqual(got, want)
+        self.assertIn("busy:", want[0])
 
 
 class LargeTreeReport(unittest.TestCase):

@@ -181,6 +181,11 @@ function showNode(m, i) {
           : '<td colspan="' + (torch ? 10 : 8) + '" class="muted">verified, not timed</td>') + '</tr>';
     });
     h += '</table></div>';
+    // The backend's profile of the timed call, where it profiled (mtia_emu, cuda with Nsight Compute).
+    const profiled = rows.filter((r) => r[MF.profile]);
+    if (profiled.length)
+      h += '<h3>profile</h3><ul>' + profiled.map((r) => '<li>' + esc(r[MF.shape]) + ': ' + esc(r[MF.profile]) + '</li>').join('') +
+        '</ul>';
   }
   const exchanges = [];
   full.llm.forEach((x, k) => { if (x.node === i) exchanges.push(k); });

@@ -81,6 +81,30 @@ TEST(ReportData, SummaryNumbersAreThoseOfTheTextAndCsvSummaries) {
   EXPECT_EQ(j["tasks"][0]["eval_order"], nlohmann::json({1, 2, 3, 4, 5}));
 }
 
+// A profiled shape carries its profile line and metrics into the report's
+// data (the node panel lists the profile lines); others carry "" and null.
+TEST(ReportData, MeasurementsCarryTheProfileAndMetricsWhereProfiled) {
+  auto r = small_record();
+  r.tasks[0].measurements[0].profile = "dram 41% of peak, occupancy 22%";
+  r.tasks[0].measurements[0].metrics = {{"dram_pct", 41.0}, {"occupancy_pct", 22.0}};
+  const auto j = report::report_data(r, "x.h5");
+  const auto& fields = j["measurement_fields"];
+  size_t profile = fields.size(), metrics = fields.size();
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (fields[k] == "profile") profile = k;
+    if (fields[k] == "metrics") metrics = k;
+  }
+  ASSERT_LT(profile, fields.size());
+  ASSERT_LT(metrics, fields.size());
+  const auto& rows = j["tasks"][0]["measurements"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].size(), fields.size());
+  EXPECT_EQ(rows[0][profile], "dram 41% of peak, occupancy 22%");
+  EXPECT_EQ(rows[0][metrics]["dram_pct"], 41.0);
+  EXPECT_EQ(rows[1][profile], "");
+  EXPECT_TRUE(rows[1][metrics].is_null());
+}
+
 TEST(ReportData, FailuresAreGroupedByStatusAndReasonWithNumbersMasked) {
   const auto g = report::report_data(small_record(), "x.h5")["tasks"][0]["failure_groups"];
   ASSERT_EQ(g.size(), 2u);

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
-#include "common/subprocess.h"
 #include "store_fixtures.h"
 
 namespace kevolve::store {
@@ -282,107 +281,6 @@ TEST(Hdf5Store, FailedWriteNamesThePathAndRemovesTheTemporaryFile) {
   ASSERT_FALSE(w.has_value());
   EXPECT_EQ(w.error().code, errc::io_error);
   EXPECT_NE(w.error().message.find("file/sweep.h5"), std::string::npos) << w.error().message;
-}
-
-// A store written by kevolve 0.1 before nodes had ranks (schema_version 1,
-// tests/data/stores/schema1.h5) still reads: ranks unknown, no rank table.
-TEST(Hdf5Store, SchemaVersionOneStoresStillRead) {
-  const fs::path p = fs::path(KEVOLVE_TEST_SOURCE_DIR) / "tests/data/stores/schema1.h5";
-  auto r = read_store(p);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  ASSERT_EQ(r->tasks.size(), 1u);
-  EXPECT_EQ(r->tasks[0].search.nodes.size(), 3u);
-  EXPECT_TRUE(r->ranks.empty());
-  for (const auto& n : r->tasks[0].search.nodes.nodes()) EXPECT_EQ(n.rank, -1);
-  EXPECT_EQ(r->schema_version, kSchemaVersion);  // what a checkpoint writes back
-}
-
-// Schema 3 added the `llm` table and `llm_text`: a store without them and
-// with schema_version 2 (what kevolve wrote before) still reads, with no
-// exchanges; the rest of the record is intact.
-TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
-  temp_dir d = make_dir();
-  const fs::path p = d.path() / "v2.h5";
-  sweep_record rec = make_record();
-  ASSERT_TRUE(write_store(p, rec).has_value());
-  for (const char* t : {"/tasks/0", "/tasks/1"}) {
-    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/llm").has_value());
-    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/llm_text").has_value());
-  }
-  ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", 2).has_value());
-  auto r = read_store(p);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_TRUE(r->tasks[0].llm.empty());
-  for (auto& t : rec.tasks) {
-    t.llm.clear();
-    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // schema 4
-    t.skills.clear();
-  }
-  EXPECT_EQ(diff_record(rec, *r), "");
-}
-
-// Schema 4 added the PyTorch times to `measurements`: a store whose
-// measurements lack them (schema 3) still reads, with the times 0 (not
-// measured), and the rest intact; schema 4 round-trips them.
-TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
-  temp_dir d = make_dir();
-  sweep_record rec = make_record();
-  bool any = false;
-  for (const auto& t : rec.tasks)
-    for (const auto& m : t.measurements) any |= m.torch_eager_median_s > 0 && m.torch_compile_median_s > 0;
-  ASSERT_TRUE(any) << "the fixture has PyTorch times";
-  const fs::path now = d.path() / "v4.h5";
-  ASSERT_TRUE(write_store(now, rec).has_value());
-  auto r4 = read_store(now);
-  ASSERT_TRUE(r4.has_value()) << r4.error().message;
-  EXPECT_EQ(diff_record(rec, *r4), "");
-
-  // What kevolve wrote before schema 4, made with h5py (a compound without the two fields).
-  const fs::path old = d.path() / "v3.h5";
-  ASSERT_TRUE(write_store(old, rec).has_value());
-  const std::string py =
-      "import h5py, numpy as np, sys\n"
-      "with h5py.File(sys.argv[1], 'r+') as f:\n"
-      "    f.attrs.modify('schema_version', np.int32(3))\n"
-      "    for t in f['tasks'].values():\n"
-      "        m = t['measurements'][()]\n"
-      "        keep = [n for n in m.dtype.names if not n.startswith('torch_')]\n"
-      "        old = np.zeros(m.shape, dtype=[(n, m.dtype[n]) for n in keep])\n"
-      "        for n in keep: old[n] = m[n]\n"
-      "        del t['measurements']\n"
-      "        t.create_dataset('measurements', data=old)\n";
-  auto h5py = run_subprocess({"/usr/bin/python3", "-c", py, old.string()});
-  ASSERT_TRUE(h5py.has_value() && h5py->ok()) << (h5py ? h5py->output : h5py.error().message);
-  auto r3 = read_store(old);
-  ASSERT_TRUE(r3.has_value()) << r3.error().message;
-  for (auto& t : rec.tasks) {
-    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;
-    t.skills.clear();  // and the rest of schema 4: no skills, every exchange a kernel request
-    for (auto& x : t.llm) x.purpose = "kernel";
-  }
-  EXPECT_EQ(diff_record(rec, *r3), "");
-}
-
-// Schema 4 added the llm rows' `purpose` and the `skills` tables: a version 3
-// store reads with every exchange a kernel request and no skills.
-TEST(Hdf5Store, SchemaVersionThreeStoresStillRead) {
-  temp_dir d = make_dir();
-  const fs::path p = d.path() / "v3.h5";
-  sweep_record rec = make_record();
-  ASSERT_TRUE(write_store(p, rec).has_value());
-  for (const char* t : {"/tasks/0", "/tasks/1"}) {
-    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills").has_value());
-    ASSERT_TRUE(store_remove_object(p, std::string(t) + "/skills_text").has_value());
-  }
-  ASSERT_TRUE(store_set_int_attribute(p, "/", "schema_version", 3).has_value());
-  auto r = read_store(p);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  for (auto& t : rec.tasks) {
-    t.skills.clear();
-    for (auto& x : t.llm) x.purpose = "kernel";
-    for (auto& m : t.measurements) m.torch_eager_median_s = m.torch_compile_median_s = 0;  // also schema 4
-  }
-  EXPECT_EQ(diff_record(rec, *r), "");
 }
 
 TEST(Hdf5Store, SkillNotesRoundTripAndBadRowsAreNamed) {

@@ -83,7 +83,7 @@ TEST_F(StoreTools, H5pyReadsTheNodesTable) {
   const std::string script =
       "import h5py, sys\n"
       "f = h5py.File(sys.argv[1], 'r')\n"
-      "assert int(f.attrs['schema_version']) == 4\n"
+      "assert int(f.attrs['schema_version']) == 5\n"
       "g = f['tasks/0']\n"
       "assert {'torch_eager_median_s', 'torch_compile_median_s'} <= set(g['measurements'].dtype.names)\n"
       "nodes, text, k = g['nodes'], g['text'], int(sys.argv[2])\n"
@@ -91,7 +91,10 @@ TEST_F(StoreTools, H5pyReadsTheNodesTable) {
       "print(len(nodes))\n"
       "print(repr(float(row['fitness'])))\n"
       "print(text[row['code_offset']:row['code_offset'] + row['code_length']].tobytes().hex())\n"
-      "print(g.attrs['id'])\n";
+      "print(g.attrs['id'])\n"
+      "import json\n"
+      "m = [r for r in g['measurements'][()] if r['metrics_length'] > 0][0]\n"
+      "print(json.loads(text[m['metrics_offset']:m['metrics_offset'] + m['metrics_length']].tobytes())['dram_pct'])\n";
   ASSERT_TRUE(write_file_atomic(dir_->path() / "read.py", script).has_value());
   auto [out, rc] = run("/usr/bin/python3 '" + (dir_->path() / "read.py").string() + "' '" + path_.string() + "' " +
                        std::to_string(pick) + " 2>&1");
@@ -102,6 +105,9 @@ TEST_F(StoreTools, H5pyReadsTheNodesTable) {
   std::getline(lines, fitness);
   std::getline(lines, code);
   std::getline(lines, id);
+  std::string dram;
+  std::getline(lines, dram);
+  EXPECT_EQ(dram, "71.5") << "the metrics of a measurement, read with h5py and json";
   EXPECT_EQ(count, std::to_string(t.search.nodes.size()));
   EXPECT_EQ(std::strtod(fitness.c_str(), nullptr), t.search.nodes.at(pick).fitness) << fitness;
   EXPECT_EQ(code, hex(t.search.nodes.at(pick).code));

@@ -118,6 +118,11 @@ inline grown_task grow_task(const std::string& op, const std::string& policy, ui
       m.bottleneck = s == 1 ? "" : "memory bandwidth";
       if (s == 0) m.torch_eager_median_s = 3e-4 + 1e-6 * x.id;  // PyTorch times where measured
       if (s == 0 && x.id % 2) m.torch_compile_median_s = 1.5e-4;
+      if (s == 0 && x.ok()) {  // a profile where the backend profiled
+        m.profile = "dram 71.5% of peak, occupancy 38%, l2 hit 12.5% — memory-bound";
+        m.metrics = {{"dram_pct", 71.5}, {"occupancy_pct", 38.0 + 1.0 / 3.0}, {"registers", double(32 + x.id % 4 * 8)},
+                     {"stall_long_scoreboard", 6.25}};
+      }
       t.measurements.push_back(m);
     }
   }
@@ -270,7 +275,17 @@ inline bool operator==(const shape_measurement& a, const shape_measurement& b) {
          a.baseline_median_s == b.baseline_median_s && a.speedup == b.speedup && a.achieved_gbs == b.achieved_gbs &&
          a.achieved_gflops == b.achieved_gflops && a.roofline_fraction == b.roofline_fraction &&
          a.bottleneck == b.bottleneck && a.torch_eager_median_s == b.torch_eager_median_s &&
-         a.torch_compile_median_s == b.torch_compile_median_s;
+         a.torch_compile_median_s == b.torch_compile_median_s && a.profile == b.profile && a.metrics == b.metrics;
+}
+
+// What a store of schema 4 or older gives back for a record: measurements
+// without profiles and metrics (schema 5).
+inline void drop_profiles(sweep_record& r) {
+  for (auto& t : r.tasks)
+    for (auto& m : t.measurements) {
+      m.profile.clear();
+      m.metrics.clear();
+    }
 }
 
 inline std::string diff_record(const sweep_record& a, const sweep_record& b) {

@@ -65,6 +65,30 @@ TEST(StoreRows, RangesPastTheEndAreRefusedWithTheRowNamed) {
   EXPECT_NE(unflatten_from(f, out).find("measurements: row 0 bottleneck"), std::string::npos) << unflatten_from(f, out);
 }
 
+// Metrics are stored as a JSON object of numbers in `text`: anything else
+// there is refused with the row named; an empty range is "not profiled".
+TEST(StoreRows, MetricsThatAreNotAnObjectOfNumbersAreRefusedWithTheRowNamed) {
+  task_record t = grow_task("softmax", "uct", 5, 30).record;
+  ASSERT_GE(t.measurements.size(), 2u);
+  t.measurements[1].metrics = {{"dram_pct", 55.0}};
+  t.measurements[1].profile.clear();
+  flat f = flatten_to_string(t);
+  task_record out;
+  ASSERT_EQ(unflatten_from(f, out), "");
+  EXPECT_EQ(out.measurements[1].metrics, t.measurements[1].metrics);
+  EXPECT_EQ(out.measurements[1].profile, "");
+  EXPECT_EQ(f.tables.measurements[1].profile_length, 0u);
+
+  for (const std::string& bad : {std::string("[1, 2]"), std::string("{\"dram_pct\": \"high\"}"), std::string("{oops")}) {
+    flat g = f;
+    g.tables.measurements[1].metrics_offset = g.text.size();
+    g.tables.measurements[1].metrics_length = bad.size();
+    g.text += bad;
+    const std::string why = unflatten_from(g, out);
+    EXPECT_NE(why.find("measurements: row 1 metrics: "), std::string::npos) << bad << ": " << why;
+  }
+}
+
 TEST(StoreRows, UnknownEnumValuesAreCaughtByTheCheck) {
   const task_record t = grow_task("softmax", "uct", 5, 30).record;
   flat f = flatten_to_string(t);

@@ -187,5 +187,57 @@ TEST_F(BuiltinSynth, YamlOnlyElementwiseOperatorIsServedGenerically) {
   EXPECT_NE(none.error.find("no cpu template"), std::string::npos) << none.error;
 }
 
+// A profiled cuda parent is steered by its hardware counters: memory-bound
+// with DRAM at 50% of its peak and a quarter of the warps resident gets more
+// threads and blocks in flight (ncu_memory_bound_low_occupancy); the same
+// parent without counters gets the generic memory-bound rule instead.
+TEST_F(BuiltinSynth, ACudaParentsMetricsPickTheMetricRule) {
+  const auto o = catalog("bias_gelu");
+  synthesis_request req;
+  req.op = &o;
+  req.variant = &o.variants.front();
+  req.backend = "cuda";
+  req.mode = search::memory_mode::reset;
+  req.seed = 0;  // the preferred template's defaults
+  const auto parent = synth_->write(req);
+  ASSERT_TRUE(parent.ok) << parent.error;
+  ASSERT_EQ(parent.origin, "builtin:cuda/elementwise");
+  const auto ph = parse_header(parent.code);
+  ASSERT_TRUE(ph.has_value());
+  ASSERT_EQ(ph->params["threads"], 256);
+
+  context_item item;
+  item.code = parent.code;
+  item.result = eval::status::ok;
+  item.bottleneck = "memory-bound";
+  item.roofline_fraction = 0.4;
+  item.metrics = {{"dram_pct", 50.0}, {"occupancy_pct", 25.0}, {"registers", 32}};
+  req.mode = search::memory_mode::inherit;
+  req.context = {item};
+  for (uint64_t seed = 1; seed < 5; ++seed) {
+    req.seed = seed;
+    const auto child = synth_->write(req);
+    ASSERT_TRUE(child.ok) << child.error;
+    EXPECT_NE(child.summary.find("rule ncu_memory_bound_low_occupancy"), std::string::npos) << child.summary;
+    const auto ch = parse_header(child.code);
+    ASSERT_TRUE(ch.has_value());
+    EXPECT_EQ(ch->params["threads"], 512) << child.summary;
+    EXPECT_EQ(ch->params["unroll"], ph->params["unroll"]) << child.summary;
+  }
+
+  req.context[0].metrics.clear();  // not profiled: the rules decide as without Nsight Compute
+  const auto plain = synth_->write(req);
+  ASSERT_TRUE(plain.ok) << plain.error;
+  EXPECT_NE(plain.summary.find("rule memory_bound_low_bandwidth"), std::string::npos) << plain.summary;
+  EXPECT_EQ(parse_header(plain.code)->params["threads"], 256) << plain.summary;
+
+  // Warps waiting on loads with occupancy fine: more bytes in flight per thread.
+  req.context[0].metrics = {{"dram_pct", 55.0}, {"occupancy_pct", 85.0}, {"stall_long_scoreboard", 9.0}};
+  const auto deeper = synth_->write(req);
+  ASSERT_TRUE(deeper.ok) << deeper.error;
+  EXPECT_NE(deeper.summary.find("rule ncu_long_scoreboard_more_in_flight"), std::string::npos) << deeper.summary;
+  EXPECT_GT(parse_header(deeper.code)->params["unroll"].get<int>(), ph->params["unroll"].get<int>()) << deeper.summary;
+}
+
 }  // namespace
 }  // namespace kevolve::synth

@@ -94,6 +94,13 @@ TEST(PromptBuilder, AMemoryBoundParentBringsTheMemoryHierarchy) {
   EXPECT_NE(p.user.find("// best sibling"), std::string::npos);
   EXPECT_NE(p.user.find("// worst sibling"), std::string::npos);
   EXPECT_NE(p.user.find("25.0% of the roofline"), std::string::npos);
+  EXPECT_EQ(p.user.find("hardware counters"), std::string::npos);  // not profiled: no counters line
+
+  // Profiled (Nsight Compute): the LLM sees the worst shape's counters too.
+  r.context[0].metrics = {{"dram_pct", 41.3}, {"occupancy_pct", 22.0}};
+  const built_prompt q = b.build(r);
+  EXPECT_NE(q.user.find("hardware counters (profiled shape): dram_pct 41.3, occupancy_pct 22.0"), std::string::npos)
+      << q.user;
 }
 
 TEST(PromptBuilder, ASmallBudgetKeepsTheMandatoryPartsAndDropsKnowledge) {
