@@ -16,12 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace testing;
 
-temp_dir make_dir() {
-  auto d = temp_dir::create("kevolve-store-test-");
-  EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().message);
-  return std::move(*d);
-}
-
 void write_ok(const fs::path& p, const sweep_record& r) {
   auto w = write_store(p, r);
   ASSERT_TRUE(w.has_value()) << w.error().message;

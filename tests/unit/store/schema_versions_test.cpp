@@ -16,12 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace testing;
 
-temp_dir make_dir() {
-  auto d = temp_dir::create("kevolve-store-schema-");
-  EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().message);
-  return std::move(*d);
-}
-
 // Rewrites the store at `p` with h5py as kevolve wrote schema `version`: the
 // `measurements` columns whose names start with one of `prefixes` removed.
 // "" or what went wrong.
@@ -61,7 +55,7 @@ TEST(Hdf5Store, SchemaVersionOneStoresStillRead) {
 // with schema_version 2 (what kevolve wrote before) still reads, with no
 // exchanges; the rest of the record is intact.
 TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
-  temp_dir d = make_dir();
+  temp_dir d = make_dir("kevolve-store-schema-");
   const fs::path p = d.path() / "v2.h5";
   sweep_record rec = make_record();
   ASSERT_TRUE(write_store(p, rec).has_value());
@@ -86,7 +80,7 @@ TEST(Hdf5Store, SchemaVersionTwoStoresStillRead) {
 // measurements lack them (schema 3) still reads, with the times 0 (not
 // measured), and the rest intact; schema 4 round-trips them.
 TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
-  temp_dir d = make_dir();
+  temp_dir d = make_dir("kevolve-store-schema-");
   sweep_record rec = make_record();
   bool any = false;
   for (const auto& t : rec.tasks)
@@ -119,7 +113,7 @@ TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
 // it) still reads, with no profiles and no metrics and everything else,
 // the PyTorch times included, intact.
 TEST(Hdf5Store, SchemaVersionFourStoresReadWithoutProfilesOrMetrics) {
-  temp_dir d = make_dir();
+  temp_dir d = make_dir("kevolve-store-schema-");
   sweep_record rec = make_record();
   size_t profiled = 0;
   for (const auto& t : rec.tasks)
@@ -147,7 +141,7 @@ TEST(Hdf5Store, SchemaVersionFourStoresReadWithoutProfilesOrMetrics) {
 // Metrics that JSON cannot hold exactly (NaN, infinity) are refused on
 // write, naming the measurement and the metric; nothing is written.
 TEST(Hdf5Store, NonFiniteMetricsAreRefusedOnWrite) {
-  temp_dir d = make_dir();
+  temp_dir d = make_dir("kevolve-store-schema-");
   sweep_record bad = make_record();
   ASSERT_FALSE(bad.tasks[0].measurements.empty());
   bad.tasks[0].measurements[0].metrics["dram_pct"] = std::nan("");
@@ -163,7 +157,7 @@ TEST(Hdf5Store, NonFiniteMetricsAreRefusedOnWrite) {
 // Schema 4 added the llm rows' `purpose` and the `skills` tables: a version 3
 // store reads with every exchange a kernel request and no skills.
 TEST(Hdf5Store, SchemaVersionThreeStoresStillRead) {
-  temp_dir d = make_dir();
+  temp_dir d = make_dir("kevolve-store-schema-");
   const fs::path p = d.path() / "v3.h5";
   sweep_record rec = make_record();
   ASSERT_TRUE(write_store(p, rec).has_value());

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fs.h"
 #include "search/engine.h"
 #include "store/sweep_record.h"
 
@@ -27,6 +28,13 @@ struct test_verdict {
   double fitness;
   std::string reason;
 };
+// A scratch directory for one test's stores, removed with it.
+inline temp_dir make_dir(const std::string& prefix = "kevolve-store-test-") {
+  auto d = temp_dir::create(prefix);
+  EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().message);
+  return std::move(*d);
+}
+
 inline test_verdict verdict_for(node_id id) {
   if (id % 7 == 3)
     return {eval::status::compile_failed, 0.0,
