@@ -200,8 +200,10 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
     (*cand)->shutdown();
   }
   if (baseline_error_) return tl::unexpected(*baseline_error_);
-  if (v.result == status::ok && timed > 0) profile_with_ncu(k->library, v, totals);
-  if (v.result == status::ok && timed > 0) v.fitness = std::exp(speedup_log_sum / timed);
+  if (v.result == status::ok && timed > 0) {
+    v.fitness = std::exp(speedup_log_sum / timed);
+    profile_with_ncu(k->library, v, totals);  // counters only: never the status or fitness
+  }
   if (options_.verify_only && v.result == status::ok)
     v.reason = std::string("verified only, never timed") +
                (std::string(backend_->name()) == "hip_on_cuda"
