@@ -11,7 +11,8 @@
 #   bench/ncu_rules_check.sh              # builds ./build first (needs scripts/install-deps.sh)
 #   KEVOLVE_BIN_DIR=DIR bench/ncu_rules_check.sh
 #
-# Logs, the store and the export go to $OUT (default /tmp/kevolve-ncu-rules).
+# Logs, the store and the export go to $OUT (default /tmp/kevolve-ncu-rules);
+# NCU_RULES_EVALS sets the evaluations per operator (default 8).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/kevolve-ncu-rules}
@@ -26,7 +27,8 @@ BIN=$KEVOLVE_BIN_DIR
 export KEVOLVE_HOME=$ROOT KEVOLVE_CACHE_DIR=${KEVOLVE_CACHE_DIR:-$OUT/cache} KEVOLVE_WORKER=$BIN/kevolve-worker
 command -v ncu >/dev/null && echo "ncu: $(ncu --version | tail -1)" || echo "ncu: not on PATH"
 
-cat >"$OUT/sweep.yaml" <<'YAML'
+EVALS=${NCU_RULES_EVALS:-8}
+cat >"$OUT/sweep.yaml" <<YAML
 sweep:
   operators: [softmax, layernorm, bias_gelu, embedding_bag_sum]
   variants: default
@@ -38,7 +40,7 @@ search:
   memory: inherit
   max_in_flight: 1
   stop:
-    max_evaluations: 8
+    max_evaluations: ${EVALS}
 evaluator:
   budget: 0.05
   timeout_ms: 20000

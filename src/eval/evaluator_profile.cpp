@@ -90,7 +90,12 @@ void evaluator::profile_with_ncu(const std::filesystem::path& library, verdict& 
   const auto exit = (*w)->wait_exit(timeout);
   if (const std::string damage = data_->finish_candidate(p); !damage.empty())
     log::warn("{}: the kernel profiled by ncu {}; its inputs are regenerated", op_.name, damage);
-  if (!out.ok()) return fail("the call under ncu failed: " + out.detail);
+  if (!out.ok()) {  // ncu's own account of it, where its log has one
+    std::string why = "the call under ncu failed: " + out.detail;
+    if (auto text = read_file(log_file))
+      if (auto said = ncu::parse_csv(*text); !said) why += " (" + said.error().message + ")";
+    return fail(why);
+  }
   auto text = read_file(log_file);
   if (!text) return fail("ncu wrote no results" + (exit ? "" : ": " + exit.error().message));
   auto prof = ncu::parse_csv(*text);

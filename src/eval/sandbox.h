@@ -2,7 +2,9 @@
 // unprivileged user when started as root, and a seccomp filter that kills the
 // process on fork/exec, networking, ptrace, signals to other processes,
 // signal handlers, privileged calls (the clock, devices, file handles), and
-// refuses opening files for writing.
+// refuses opening files for writing -- or, for a worker run by a profiler
+// (which keeps lock and scratch files where TMPDIR points), lets it write
+// beneath one directory only, confined by Landlock.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,20 @@ struct sandbox_options {
   uint64_t max_output_bytes = 1 << 20;  // RLIMIT_FSIZE for the log file
   bool drop_privileges = true;       // setuid(nobody) when running as root
   bool seccomp = true;
+  // Non-empty: writes (create, open for writing, remove, rename, truncate)
+  // are allowed beneath this directory and to the NVIDIA device files, and
+  // refused by Landlock everywhere else, instead of the seccomp filter
+  // refusing every write. Entering the sandbox fails where the kernel has no
+  // Landlock: the writes would then be unconfined.
+  std::string writable_dir;
 };
+
+// The worker command line's SANDBOX argument: 0 none; 1 the full sandbox
+// (nobody when root, seccomp, no writes); 2 for a worker a profiler runs: the
+// evaluator's user kept (counters are admin-only on most nodes), seccomp, and
+// writes confined by Landlock to the worker's private $TMPDIR, where the
+// profiler keeps its lock file.
+sandbox_options sandbox_for_mode(int mode);
 
 // Phase 1 (before loading libraries): limits, user, no_new_privs, seccomp.
 // Returns an empty string on success, else what failed.

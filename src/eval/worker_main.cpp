@@ -2,7 +2,8 @@
 // tensors in shared memory, on the evaluator's request. It never decides a
 // verdict: it only calls kernels and reports return codes and timings.
 //
-// usage: kevolve-worker NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1)
+// usage: kevolve-worker NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1|2)
+//        (2: for a profiler: the user kept, writes beneath $TMPDIR only; sandbox.h)
 // fds:   3 requests, 4 replies, 5.. regions, then libraries (worker_protocol.h)
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -151,7 +152,7 @@ int main(int argc, char** argv) {
   const int num_regions = std::atoi(argv[1]);
   const int num_libs = std::atoi(argv[2]);
   const unsigned long long as_bytes = std::strtoull(argv[3], nullptr, 10);
-  const bool sandbox = std::atoi(argv[4]) != 0;
+  const int sandbox_mode = std::atoi(argv[4]);
   if (num_regions < 1 || num_regions > wire::kMaxRegions || num_libs < 1 || num_libs > wire::kMaxLibs)
     die(wire::kExitSetupFailed, "bad region or library count");
 
@@ -168,10 +169,8 @@ int main(int argc, char** argv) {
     s.regions.push_back({static_cast<char*>(m), size_t(st.st_size)});
   }
 
-  sandbox_options opts;
+  sandbox_options opts = sandbox_for_mode(sandbox_mode);
   opts.address_space_bytes = as_bytes;
-  opts.drop_privileges = sandbox;
-  opts.seccomp = sandbox;
   const std::string err = enter_sandbox(opts);
   if (!err.empty()) die(wire::kExitSandboxFailed, err);
 

@@ -9,7 +9,7 @@
 // address or a trap is unusable, so the evaluator starts a new worker.
 //
 // usage: <worker> NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1|2)
-//        (2: the sandbox without the switch to nobody, for a profiler)
+//        (2: for a profiler: the user kept, writes beneath $TMPDIR only; sandbox.h)
 // fds:   as kevolve-worker (worker_protocol.h)
 //
 // Rt provides: stream_t, event_t, error_t; kName; ok(e), describe(e);
@@ -108,10 +108,8 @@ class worker {
     load_kernels(num_libs);
     check(Rt::synchronize(), "loading the kernels");
 
-    sandbox_options opts;
+    sandbox_options opts = sandbox_for_mode(sandbox_mode);
     opts.address_space_bytes = 0;  // the driver maps far more address space than it uses
-    opts.drop_privileges = sandbox_mode == 1;
-    opts.seccomp = sandbox_mode != 0;
     const std::string err = enter_sandbox(opts);
     if (!err.empty()) fail(wire::kExitSandboxFailed, err);
     seal_process();

@@ -1,6 +1,7 @@
 #include "eval/backends/ncu_profiler.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -71,17 +72,29 @@ std::vector<std::string> split_csv(const std::string& line) {
 }
 
 // A value in the unit ncu printed, in kevolve's unit for the metric
-// (microseconds for times, bytes for sizes, as-is otherwise).
-bool to_number(std::string text, const std::string& unit, double& out) {
+// (microseconds for times, bytes for sizes, as-is otherwise). ncu versions
+// spell units differently ("nsecond" or "ns", "byte" or "B"); with
+// --print-units base a time is in nanoseconds and a size in bytes, so an empty
+// unit means those. A time in a unit not known here is dropped, never guessed.
+bool to_number(std::string text, const std::string& unit, bool is_time, double& out) {
   text.erase(std::remove(text.begin(), text.end(), ','), text.end());
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0') return false;
-  static const std::map<std::string, double> scale = {
-      {"nsecond", 1e-3}, {"usecond", 1.0}, {"msecond", 1e3}, {"second", 1e6}, {"byte", 1.0},
-      {"Kbyte", 1e3},    {"Mbyte", 1e6},   {"Gbyte", 1e9},   {"Tbyte", 1e12}};
-  const auto s = scale.find(unit);
-  out = v * (s == scale.end() ? 1.0 : s->second);
+  static const std::map<std::string, double> times = {
+      {"", 1e-3},        {"nsecond", 1e-3}, {"ns", 1e-3},     {"usecond", 1.0}, {"us", 1.0},
+      {"msecond", 1e3},  {"ms", 1e3},       {"second", 1e6},  {"s", 1e6}};
+  static const std::map<std::string, double> sizes = {
+      {"byte", 1.0},  {"B", 1.0},  {"Kbyte", 1e3},  {"KB", 1e3},  {"Mbyte", 1e6},
+      {"MB", 1e6},    {"Gbyte", 1e9}, {"GB", 1e9}, {"Tbyte", 1e12}, {"TB", 1e12}};
+  if (is_time) {
+    const auto t = times.find(unit);
+    if (t == times.end()) return false;
+    out = v * t->second;
+    return true;
+  }
+  const auto s = sizes.find(unit);
+  out = v * (s == sizes.end() ? 1.0 : s->second);
   return true;
 }
 
@@ -202,7 +215,9 @@ expected<profile> parse_csv(const std::string& text) {
     if (cells.size() != header.size()) continue;
     const char* name = short_name(cells[size_t(metric_col)]);
     double v = 0;
-    if (!name || !to_number(cells[size_t(value_col)], unit_col >= 0 ? cells[size_t(unit_col)] : "", v)) continue;
+    if (!name || !to_number(cells[size_t(value_col)], unit_col >= 0 ? cells[size_t(unit_col)] : "",
+                            std::strcmp(name, "duration_us") == 0, v))
+      continue;
     kernels[cells[size_t(id_col)]][name] = v;
   }
   if (!errors.empty()) return make_error(errc::toolchain_error, "ncu:" + errors);

@@ -93,6 +93,29 @@ TEST(NcuCsv, OlderColumnLayoutAndUnitsAreRead) {
   EXPECT_DOUBLE_EQ(p->metrics.at("kernels"), 1);
 }
 
+// ncu 2025 on an H200 spells base units short: a 3.584 us kernel's duration
+// is "ns","3,584" (read once as 3,584 us when "ns" was not known). A time in
+// a unit kevolve does not know is dropped, not taken as microseconds.
+TEST(NcuCsv, ShortUnitSpellingsAreReadAndUnknownTimeUnitsDropped) {
+  const std::string head =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+      "\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  auto row = [](const char* metric, const char* unit, const char* value) {
+    return std::string("\"0\",\"9\",\"w\",\"127.0.0.1\",\"k\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",") +
+           "\"Command line profiler metrics\",\"" + metric + "\",\"" + unit + "\",\"" + value + "\"\n";
+  };
+  auto p = parse_csv(head + row("gpu__time_duration.sum", "ns", "3,584") + row("dram__bytes_read.sum", "B", "8,000,000") +
+                     row("dram__bytes_write.sum", "MB", "2"));
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_DOUBLE_EQ(p->metrics.at("duration_us"), 3.584);
+  EXPECT_NEAR(p->metrics.at("dram_gbs"), 10e6 / 3.584e-6 / 1e9, 1e-6);
+  auto q = parse_csv(head + row("gpu__time_duration.sum", "cycle", "7000") + row("launch__registers_per_thread",
+                                                                                   "register/thread", "40"));
+  ASSERT_TRUE(q.has_value()) << q.error().message;
+  EXPECT_EQ(q->metrics.count("duration_us"), 0u);
+  EXPECT_DOUBLE_EQ(q->metrics.at("registers"), 40);
+}
+
 TEST(NcuCsv, NcuErrorsAreTheError) {
   auto p = parse_csv(
       "==PROF== Connected to process 17 (/w)\n"

@@ -1,9 +1,14 @@
 // The worker's sandbox on its own, below the evaluator's static checks: a
 // library that tries what the source scan would normally refuse is still
 // stopped by the kernel (seccomp), and sees no secrets.
+#include <linux/landlock.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -24,7 +29,7 @@ class SandboxTest : public ::testing::Test {
   call_outcome run_kernel(const std::string& body, std::vector<std::string> launcher = {}, int* exit_status = nullptr) {
     cpu_compiler compiler(cache_root() / "compile" / "sandbox-tests", std::chrono::seconds(60));
     const std::string src = "#include <cstdio>\n#include <cstdlib>\n#include <csignal>\n#include <fcntl.h>\n"
-                            "#include <unistd.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n#include \"kevolve/abi.h\"\n"
+                            "#include <unistd.h>\n#include <sys/stat.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n#include \"kevolve/abi.h\"\n"
                             "extern \"C\" int kevolve_kernel(const kv_args* a) {\n" + body + "\n}\n";
     auto k = compiler.compile(src, {});
     EXPECT_TRUE(k && k->ok) << (k ? k->report.diagnostics : k.error().message);
@@ -35,11 +40,14 @@ class SandboxTest : public ::testing::Test {
     o.threads = 1;
     o.address_space_bytes = uint64_t(2) << 30;
     o.launcher = std::move(launcher);
+    o.keep_user = profiled_;
     auto w = worker_client::spawn(o, {&*region}, {k->library});
     EXPECT_TRUE(w.has_value()) << (w ? "" : w.error().message);
     spec::problem_instance p;  // a kernel with no tensors
     kv_args args = make_args(p, {}, {}, false, 1);
     auto setup = (*w)->setup(make_setup_payload({{args}}, {}, 0, {}), std::chrono::milliseconds(5000));
+    setup_detail_ = setup.detail;
+    if (!setup.ok()) return setup;
     EXPECT_TRUE(setup.ok()) << setup.detail;
     call_outcome out = (*w)->call(0, 0, std::chrono::milliseconds(5000));
     if (exit_status) {
@@ -49,6 +57,13 @@ class SandboxTest : public ::testing::Test {
     }
     (*w)->shutdown();
     return out;
+  }
+
+  bool profiled_ = false;  // SANDBOX 2: the sandbox of a worker a profiler runs
+  std::string setup_detail_;
+
+  static bool kernel_has_landlock() {
+    return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
   }
 
   static void expect_killed_by_sandbox(const call_outcome& out) {
@@ -83,6 +98,49 @@ TEST_F(SandboxTest, AWorkerStartedThroughALauncherServesAndStaysSandboxed) {
 TEST_F(SandboxTest, PrivilegedCallsKillTheWorker) {
   expect_killed_by_sandbox(run_kernel("return syscall(SYS_settimeofday, 0, 0) == 0 ? 0 : 1;"));
   expect_killed_by_sandbox(run_kernel("return syscall(SYS_open_by_handle_at, -1, 0, 0) == 0 ? 0 : 1;"));
+}
+
+// A worker run by ncu keeps its user and may write, because ncu's library in
+// it takes a lock file under $TMPDIR; Landlock keeps every write inside the
+// worker's private directory (and the NVIDIA device files). Where the kernel
+// has no Landlock the worker refuses to start rather than write unconfined.
+TEST_F(SandboxTest, AProfiledWorkerWritesBeneathItsTmpdirOnly) {
+  profiled_ = true;
+  // Files of the evaluator's user outside the worker's directory: one to
+  // create, one that exists (appended, renamed away, made world-writable).
+  const std::string fresh = "/tmp/kevolve-sandbox-profiled-new", victim = "/tmp/kevolve-sandbox-profiled-victim";
+  ::unlink(fresh.c_str());
+  { std::ofstream(victim) << "evaluator data\n"; }
+  ::chmod(victim.c_str(), 0644);
+  const call_outcome out = run_kernel(
+      "char dir[512], lock[600]; snprintf(dir, sizeof dir, \"%s/nvidia\", getenv(\"TMPDIR\"));\n"
+      "snprintf(lock, sizeof lock, \"%s/lock\", dir);\n"
+      "int made = mkdir(dir, 0755); int mine = open(lock, O_RDWR | O_CREAT, 0644);\n"
+      "int other = open(\"" + fresh + "\", O_WRONLY | O_CREAT, 0644);\n"
+      "int append = open(\"" + victim + "\", O_WRONLY | O_APPEND);\n"
+      "int moved = rename(\"" + victim + "\", lock);\n"
+      "int mode = chmod(\"" + victim + "\", 0666);\n"
+      "return made != 0 ? 11 : mine < 0 ? 12 : other >= 0 ? 13 : append >= 0 ? 14 : moved == 0 ? 15 : mode == 0 ? 16 : 0;");
+  struct stat st;
+  const bool victim_intact = ::stat(victim.c_str(), &st) == 0 && (st.st_mode & 0777) == 0644 && st.st_size == 15;
+  ::unlink(victim.c_str());
+  if (!kernel_has_landlock()) {
+    EXPECT_NE(setup_detail_.find("no Landlock"), std::string::npos) << setup_detail_;
+    return;
+  }
+  EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc << " (11 mkdir in TMPDIR failed, 12 lock file refused, "
+                        << "13 a new file outside written, 14 an existing file appended, 15 renamed away, "
+                        << "16 chmod allowed)";
+  EXPECT_NE(::access(fresh.c_str(), F_OK), 0);
+  EXPECT_TRUE(victim_intact);
+}
+
+TEST_F(SandboxTest, AProfiledWorkerIsStillKilledForNetworkExecAndPrivilegedCalls) {
+  profiled_ = true;
+  if (!kernel_has_landlock()) GTEST_SKIP() << "this kernel has no Landlock: profiled workers do not start (test above)";
+  expect_killed_by_sandbox(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;"));
+  expect_killed_by_sandbox(run_kernel("char* argv[] = {(char*)\"/bin/true\", nullptr}; execv(\"/bin/true\", argv); return 0;"));
+  expect_killed_by_sandbox(run_kernel("return syscall(SYS_settimeofday, 0, 0) == 0 ? 0 : 1;"));
 }
 
 TEST_F(SandboxTest, SignalHandlersKillTheWorker) {
