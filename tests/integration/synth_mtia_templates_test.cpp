@@ -67,6 +67,35 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
   }
 }
 
+// dot_interaction's fp32 operand choices (l written as bf16 by the SE, the
+// Gram's symmetry with four products) pass in both variants, on the aligned
+// shape and on the unaligned holdouts, where l_bf16 falls back to MLU copies.
+TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  const spec::operator_spec op = test_operator("ts_dot_interaction");
+  for (const auto& var : op.variants) {
+    const auto ts = (*s)->serving(op, &var, "mtia_emu");
+    ASSERT_EQ(ts.size(), 1u) << var.name;
+    auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
+    ASSERT_TRUE(ev.has_value()) << ev.error().message;
+    for (int choice = 1; choice < 4; ++choice) {
+      synth::param_set p = ts[0]->space.defaults();
+      p["l_bf16"] = choice & 1;
+      p["sym"] = choice >> 1;
+      p["slots"] = 2;
+      const auto k = (*s)->render_with(*ts[0], op, p, "operand choice");
+      ASSERT_TRUE(k.ok) << k.error;
+      auto v = (*ev)->evaluate(k.code);
+      ASSERT_TRUE(v.has_value()) << v.error().message;
+      EXPECT_EQ(eval::to_string(v->result), std::string("ok"))
+          << var.name << " [" << k.summary << "]: " << v->reason << "\n" << v->compile.diagnostics.substr(0, 2000);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
                                            "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash",
