@@ -67,6 +67,48 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
   }
 }
 
+// Every variant of `name` passes the evaluator (holdouts included) with each
+// of `choices` set over the template's defaults.
+void expect_choices_pass(const char* name, const std::vector<synth::param_set>& choices) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  const spec::operator_spec op = test_operator(name);
+  for (const auto& var : op.variants) {
+    const auto ts = (*s)->serving(op, &var, "mtia_emu");
+    ASSERT_EQ(ts.size(), 1u) << name << " " << var.name;
+    auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
+    ASSERT_TRUE(ev.has_value()) << ev.error().message;
+    for (const auto& choice : choices) {
+      synth::param_set p = ts[0]->space.defaults();
+      p.update(choice);
+      const auto k = (*s)->render_with(*ts[0], op, p, "choice");
+      ASSERT_TRUE(k.ok) << k.error;
+      auto v = (*ev)->evaluate(k.code);
+      ASSERT_TRUE(v.has_value()) << v.error().message;
+      EXPECT_EQ(eval::to_string(v->result), std::string("ok"))
+          << var.name << " [" << k.summary << "]: " << v->reason << "\n" << v->compile.diagnostics.substr(0, 2000);
+    }
+  }
+}
+
+// dot_interaction's fp32 operand choices (l written as bf16 by the SE, the
+// Gram's symmetry with four products) in both variants, on the aligned shape
+// and on the unaligned holdouts, where l_bf16 falls back to MLU copies.
+TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
+  expect_choices_pass("ts_dot_interaction", {{{"l_bf16", 1}, {"slots", 2}},
+                                             {{"sym", 1}, {"slots", 2}},
+                                             {{"l_bf16", 1}, {"sym", 1}, {"slots", 3}}});
+}
+
+// conv1d's streamed tap matrices with their own slot count, resident or not.
+TEST(SynthMtiaTemplates, Conv1dWeightSlotsPass) {
+  expect_choices_pass("ts_conv1d", {{{"wslots", 2}, {"slots", 1}},
+                                    {{"wslots", 3}, {"slots", 2}},
+                                    {{"wslots", 2}, {"resident", 1}}});
+}
+
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
                                            "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash",

@@ -1,10 +1,13 @@
 // knowledge/examples/mtia_emu/conv1d.cpp: an honest mtia_emu kernel of conv1d (kevolve eval --backend mtia_emu).
 // knowledge/templates/mtia_emu/conv1d.cpp.tmpl with the parameters below: shifted-weight DPE tiles in fp32 as
-// bf16x3 (hi/lo splits, three products in fp32), double-buffered, tap matrices resident where they fit.
-// DPE-bound: the three products triple the DPE's work.
+// bf16x3 (hi/lo splits, three products in fp32), double-buffered where local memory allows, tap matrices streamed
+// per tile (broadcast down the PE column) through two slots of their own, so the next tap's weight DMA overlaps this
+// tap's products even where the x pipeline has one slot (Cin = Cout = 128). DPE-bound: the three products triple the
+// DPE's work (bench/README.md, mtia_emu_search).
 #define KVP_SLOTS 2
 #define KVP_LT_MAX 256
-#define KVP_RESIDENT 1
+#define KVP_RESIDENT 0
+#define KVP_WSLOTS 2
 // kevolve mtia_emu template: conv1d (NCW, stride 1, zero padding P) as
 // shifted-weight DPE tiles: y[b, :, l0 : l0 + Lt] = bias + sum over taps k of
 // W_k (Cout x Cin) x X[b, :, l0 + k - P : ... + Lt] (Cin x Lt), the B operand
@@ -24,6 +27,9 @@
 // samples, packed per aligned unit of samples through one staging slot
 // (kv_mtia_mlu_pack). KVP_SLOTS CB slots on the x, operand and output buffers
 // (2: also two accumulators, so the next tile's products overlap the drain).
+// KVP_WSLOTS: slots of the streamed tap matrices (0: KVP_SLOTS, or whatever
+// fewer the tile's local memory left): 2-3 let the next tap's weight DMA
+// overlap this tap's products when the x pipeline had to drop to one slot.
 #include <stdint.h>
 
 #include <kevolve/abi.h>
@@ -35,6 +41,7 @@ struct cfg {
   uint64_t x, w, bias, y, ws;
   int32_t b, cin, cout, l, kw, p, lout;
   int32_t lt, ntl, tiles, unit, slots;  // tile length, tiles per sample, all tiles (or units), samples per unit
+  int32_t wslots;                      // slots of the streamed tap matrices
   bool aligned, resident;
   int64_t mstride;  // bytes between tap matrices in the workspace
 };
@@ -97,7 +104,7 @@ void program(kv_mtia_device* d, const void* user) {
   int amat[2][16];
   const int nres = c.resident ? c.kw : 1;
   for (int part = 0; part < 2; ++part)
-    for (int k = 0; k < nres; ++k) amat[part][k] = kv_mtia_cb_alloc(d, mat, c.resident ? 1 : c.slots);
+    for (int k = 0; k < nres; ++k) amat[part][k] = kv_mtia_cb_alloc(d, mat, c.resident ? 1 : c.wslots);
   if (c.resident)
     for (int part = 0; part < 2; ++part)
       for (int32_t k = 0; k < c.kw; ++k)
@@ -234,9 +241,11 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
                            (can_tile ? 0 : sunit * cout * c.lout * 4 * slots);
       // 19 other buffers beside the 2 * Kw resident tap matrices, 32 per PE
       const bool resident = KVP_RESIDENT && 2 * c.kw + 19 <= 32 && need + mats * c.kw <= ls;
-      if (need + mats * (resident ? c.kw : slots) > ls) continue;
+      const int32_t wslots = KVP_WSLOTS ? KVP_WSLOTS : slots;
+      if (need + mats * (resident ? c.kw : wslots) > ls) continue;
       c.lt = lt;
       c.slots = slots;
+      c.wslots = wslots;
       c.aligned = can_tile;
       c.resident = resident;
       break;
@@ -248,4 +257,3 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.tiles = c.aligned ? c.b * c.ntl : (c.b + c.unit - 1) / c.unit;
   return kv_mtia_launch(dev, pes, program, &c);
 }
-

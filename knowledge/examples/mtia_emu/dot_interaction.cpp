@@ -1,9 +1,13 @@
 // knowledge/examples/mtia_emu/dot_interaction.cpp: an honest mtia_emu kernel of dot_interaction (kevolve eval --backend mtia_emu).
-// knowledge/templates/mtia_emu/dot_interaction.cpp.tmpl with the parameters below: double-buffered x and operands, two
-// accumulators (each sample packed after the next is cut), two aligned units of samples per output DMA. fp32 as bf16x6 on the DPE (three exact bf16 parts, six
-// products in fp32); bf16 directly. MLU-bound: the MLU cuts and transposes every operand.
-#define KVP_SLOTS 2
-#define KVP_OUT_UNITS 2
+// knowledge/templates/mtia_emu/dot_interaction.cpp.tmpl with the parameters below: triple-buffered x and double-buffered
+// operands, two accumulator pairs (each sample packed after the next is cut), eight aligned units of samples per output
+// DMA, l written as bf16 by the SE, and the Gram's symmetry: fp32 as four bf16 products (h.h + m.m, S = m.h + l.h, plus
+// S^T by the MLU) instead of six; bf16 directly. No engine is saturated (MLU and SE ~75%, DPE ~60-80%): the per-sample
+// chain SE split -> MLU cut/transpose -> DPE -> RE -> SE adds -> MLU tril bounds it (bench/README.md, mtia_emu_search).
+#define KVP_SLOTS 3
+#define KVP_OUT_UNITS 8
+#define KVP_L_BF16 1
+#define KVP_SYM 1
 // kevolve mtia_emu template: DLRM dot interaction, out[b, i(i-1)/2 + j] =
 // x[b, i] . x[b, j] for j < i, as a Gram matrix x[b] x[b]^T on the DPE per
 // sample with the strictly lower triangle packed by the MLU (kv_mtia_mlu_tril).
@@ -20,7 +24,14 @@
 // output per group of KVP_OUT_UNITS units through one staging slot.
 // KVP_SLOTS CB slots on the x, operand and staging buffers: 1 serialises DMA,
 // split, MLU and DPE; 2+ overlaps them (two accumulators, each sample packed
-// after the next one's operands are cut).
+// after the next one's operands are cut). KVP_L_BF16 1: when every sample
+// starts 32-byte aligned, the SE writes l = x - h - m as contiguous bf16 (exact)
+// twice, as the A operand and as the transpose's source, so the MLU cuts two
+// operands per sample instead of three (one SE pass more, two MLU copies less).
+// KVP_SYM 1 (fp32): the Gram is symmetric, so m.h + h.m + l.h + h.l = S + S^T
+// with S = m.h + l.h (B = h^T): four DPE products (h.h + m.m, and S in a
+// second accumulator) instead of six and no transpose of l; S^T by the MLU
+// (F x F fp32) and two SE adds per sample.
 #include <stdint.h>
 
 #include <kevolve/abi.h>
@@ -32,6 +43,8 @@ struct cfg {
   uint64_t x, out;
   int64_t b, f, d, p;  // samples, features, dim, pairs
   int32_t dtype, eb, unit, group, slots, op_slots;
+  bool l_bf16;  // l straight from the SE as bf16 (samples 32-byte aligned)
+  bool sym;     // four products and S + S^T (fp32)
 };
 
 int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
@@ -57,24 +70,46 @@ void program(kv_mtia_device* d, const void* user) {
     r1 = kv_mtia_cb_alloc(d, xbytes, 1);
     ms = kv_mtia_cb_alloc(d, xbytes, 1);
     mm = kv_mtia_cb_alloc(d, xbytes, 1);
-    lm = kv_mtia_cb_alloc(d, xbytes, 1);
+    lm = kv_mtia_cb_alloc(d, c.l_bf16 ? fd * 2 : xbytes, 1);
   }
-  int a_op[3], b_op[3];
+  int a_op[3], b_op[3];  // with l_bf16 the SE writes a_op[2]
   for (int k = 0; k < nparts; ++k) {
     a_op[k] = kv_mtia_cb_alloc(d, fd * 2, c.op_slots);
     b_op[k] = kv_mtia_cb_alloc(d, fd * 2, c.op_slots);
   }
   const int tsrc = kv_mtia_cb_alloc(d, fd * 2, 1);
+  // sym: G = (h.h + m.m) + S + S^T; the RE drains S twice (SE add, MLU transpose)
+  int g1 = -1, sa = -1, sb = -1, sbt = -1, t1 = -1;
+  if (c.sym) {
+    g1 = kv_mtia_cb_alloc(d, F * F * 4, 2);
+    sa = kv_mtia_cb_alloc(d, F * F * 4, 2);
+    sb = kv_mtia_cb_alloc(d, F * F * 4, 2);
+    sbt = kv_mtia_cb_alloc(d, F * F * 4, 2);
+    t1 = kv_mtia_cb_alloc(d, F * F * 4, 2);
+  }
   const int gram = kv_mtia_cb_alloc(d, F * F * c.eb, 2);
   const int stage = kv_mtia_cb_alloc(d, int32_t(c.group * c.p * c.eb), c.slots);
   // With slots > 1 two accumulators alternate and sample s is drained and
   // packed after sample s+1's operands are issued, so the MLU cuts the next
   // operands while the DPE works (its queue is in order).
   const int nacc = c.slots > 1 ? 2 : 1;
-  int accs[2];
-  for (int k = 0; k < nacc; ++k) accs[k] = kv_mtia_acc_alloc(d, F, F);
-  auto finish = [&](int acc, int32_t part, int32_t parts) {
-    kv_mtia_re_drain(d, acc, gram, c.dtype, KV_OP_COPY, -1, 0);
+  int accs[2], sacc[2];
+  for (int k = 0; k < nacc; ++k) {
+    accs[k] = kv_mtia_acc_alloc(d, F, F);
+    sacc[k] = c.sym ? kv_mtia_acc_alloc(d, F, F) : -1;
+  }
+  auto finish = [&](int i, int32_t part, int32_t parts) {
+    const int acc = accs[i % nacc];
+    if (c.sym) {
+      kv_mtia_re_drain(d, acc, g1, KV_F32, KV_OP_COPY, -1, 0);
+      kv_mtia_re_drain(d, sacc[i % nacc], sa, KV_F32, KV_OP_COPY, -1, 0);
+      kv_mtia_re_drain(d, sacc[i % nacc], sb, KV_F32, KV_OP_COPY, -1, 0);
+      kv_mtia_mlu_transpose(d, sb, KV_CB_POP, F, F, 4, sbt);
+      kv_mtia_se_binary(d, KV_OP_ADD, g1, KV_CB_POP, sa, KV_CB_POP, KV_Y_FULL, t1, F, F, KV_F32, KV_F32);
+      kv_mtia_se_binary(d, KV_OP_ADD, t1, KV_CB_POP, sbt, KV_CB_POP, KV_Y_FULL, gram, F, F, KV_F32, c.dtype);
+    } else {
+      kv_mtia_re_drain(d, acc, gram, c.dtype, KV_OP_COPY, -1, 0);
+    }
     kv_mtia_mlu_tril(d, gram, KV_CB_POP, F, F, c.eb, stage, part, parts);
   };
   for (int64_t g0 = s0; g0 < s1; g0 += c.group) {
@@ -94,7 +129,14 @@ void program(kv_mtia_device* d, const void* user) {
         kv_mtia_se_binary(d, KV_OP_SUB, xb, KV_CB_POP, hs, KV_CB_POP, KV_Y_FULL, r1, 1, n, KV_F32, KV_F32);
         kv_mtia_int_op(d, 0, KV_IOP_AND, r1, KV_CB_KEEP, -1, 0, mm, n, KV_I32, 0xFFFF0000u);
         kv_mtia_int_op(d, 0, KV_IOP_AND, r1, KV_CB_KEEP, -1, 0, ms, n, KV_I32, 0xFFFF0000u);
-        kv_mtia_se_binary(d, KV_OP_SUB, r1, KV_CB_POP, ms, KV_CB_POP, KV_Y_FULL, lm, 1, n, KV_F32, KV_F32);
+        if (c.l_bf16) {  // l is exactly a bf16: narrowing it loses nothing
+          const uint32_t f = c.sym ? KV_CB_POP : KV_CB_KEEP;  // sym: l is only an A operand
+          kv_mtia_se_binary(d, KV_OP_SUB, r1, f, ms, f, KV_Y_FULL, a_op[2], 1, n, KV_F32, KV_BF16);
+          if (!c.sym)
+            kv_mtia_se_binary(d, KV_OP_SUB, r1, KV_CB_POP, ms, KV_CB_POP, KV_Y_FULL, lm, 1, n, KV_F32, KV_BF16);
+        } else {
+          kv_mtia_se_binary(d, KV_OP_SUB, r1, KV_CB_POP, ms, KV_CB_POP, KV_Y_FULL, lm, 1, n, KV_F32, KV_F32);
+        }
         src[0] = hm;
         src[1] = mm;
         src[2] = lm;
@@ -104,23 +146,37 @@ void program(kv_mtia_device* d, const void* user) {
       }
       for (int k = 0; k < nparts; ++k) {
         // A = the part as F x D bf16; B = its transpose (D x F)
+        const bool need_b = !(c.sym && k == 2);  // sym: no l^T
+        if (k == 2 && c.l_bf16) {  // l: already contiguous bf16
+          if (need_b) kv_mtia_mlu_transpose(d, lm, KV_CB_POP, F, D, 2, b_op[k]);
+          continue;
+        }
         const int32_t rows = split ? fd : 1, row_bytes = split ? 2 : fd * 2, stride = split ? 4 : fd * 2;
-        kv_mtia_mlu_copy(d, src[k], KV_CB_KEEP, at, rows, row_bytes, stride, a_op[k]);
+        kv_mtia_mlu_copy(d, src[k], need_b ? KV_CB_KEEP : KV_CB_POP, at, rows, row_bytes, stride, a_op[k]);
+        if (!need_b) continue;
         kv_mtia_mlu_copy(d, src[k], KV_CB_POP, at, rows, row_bytes, stride, tsrc);
         kv_mtia_mlu_transpose(d, tsrc, KV_CB_POP, F, D, 2, b_op[k]);
       }
+      if (c.sym) {  // B = h^T: h.h, S = m.h + l.h; B = m^T: + m.m
+        kv_mtia_dpe_load_b(d, b_op[0], D, F, KV_BF16, KV_CB_POP);
+        kv_mtia_dpe_mm(d, a_op[0], F, D, D, acc, KV_MM_ZERO);
+        kv_mtia_dpe_mm(d, a_op[1], F, D, D, sacc[s % nacc], KV_MM_ZERO | KV_CB_KEEP);
+        kv_mtia_dpe_mm(d, a_op[2], F, D, D, sacc[s % nacc], 0u);
+        kv_mtia_dpe_load_b(d, b_op[1], D, F, KV_BF16, KV_CB_POP);
+        kv_mtia_dpe_mm(d, a_op[1], F, D, D, acc, 0u);
+      }
       // Gram: B = h^T with A = h, m, l; B = m^T with A = h, m; B = l^T with A = h
-      for (int k = 0; k < nparts; ++k) {
+      for (int k = 0; k < (c.sym ? 0 : nparts); ++k) {
         kv_mtia_dpe_load_b(d, b_op[k], D, F, KV_BF16, KV_CB_POP);
         for (int j = 0; j < nparts - k; ++j) {
           const bool last_use = j + k == nparts - 1;  // A_j is used by parts 0 .. nparts-1-j
           kv_mtia_dpe_mm(d, a_op[j], F, D, D, acc, (k == 0 && j == 0 ? KV_MM_ZERO : 0u) | (last_use ? 0u : KV_CB_KEEP));
         }
       }
-      if (nacc == 1) finish(acc, s, gn);
-      else if (s > 0) finish(accs[(s - 1) % nacc], s - 1, gn);
+      if (nacc == 1) finish(s, s, gn);
+      else if (s > 0) finish(s - 1, s - 1, gn);
     }
-    if (nacc > 1) finish(accs[(gn - 1) % nacc], gn - 1, gn);
+    if (nacc > 1) finish(gn - 1, gn - 1, gn);
     const int64_t bytes = int64_t(gn) * c.p * c.eb;
     kv_mtia_dma_out(d, kv_mtia_rows(c.out + uint64_t(g0) * uint64_t(c.p) * c.eb, 1, bytes, bytes), stage, KV_CB_POP);
   }
@@ -145,14 +201,18 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.slots = KVP_SLOTS;
   c.op_slots = KVP_SLOTS > 1 ? 2 : 1;
   c.group = c.unit * KVP_OUT_UNITS;
+  c.l_bf16 = KVP_L_BF16 && c.dtype == KV_F32 && c.x % 32 == 0 && c.f * c.d * 4 % 32 == 0;
+  c.sym = KVP_SYM && c.dtype == KV_F32;
   // Local memory: shrink the staging group, then the operand slots.
   const int64_t fd = c.f * c.d, xbytes = fd * c.eb + 64, ls = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 8192;
   for (;;) {
     const int64_t parts = c.dtype == KV_F32 ? 3 : 1;
     const int64_t need = xbytes * (c.slots + (c.dtype == KV_F32 ? 6 : 0)) + parts * fd * 2 * 2 * c.op_slots +
-                         fd * 2 + 2 * c.f * c.f * c.eb + c.group * c.p * c.eb * c.slots;
+                         fd * 2 + 2 * c.f * c.f * c.eb + c.group * c.p * c.eb * c.slots +
+                         (c.sym ? 5 * 2 * c.f * c.f * 4 : 0);  // sym's five F x F fp32 buffers of 2 slots
     if (need <= ls) break;
     if (c.group > c.unit) c.group -= c.unit;
+    else if (c.sym) c.sym = false;
     else if (c.op_slots > 1) c.op_slots = 1;
     else if (c.slots > 1) --c.slots;
     else return KV_ERR_UNSUPPORTED;
@@ -160,4 +220,3 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   const int32_t pes = kv_mtia_grid_rows(dev) * kv_mtia_grid_cols(dev);
   return kv_mtia_launch(dev, pes, program, &c);
 }
-
