@@ -102,16 +102,22 @@ def gpu_times(calls, batch=32):
     its sleep is timed again with a longer sleep."""
     sleep = getattr(torch.cuda, "_sleep", None)
     ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-    if sleep is None:  # no sleep kernel: plain events (host overhead may count)
+
+    def enqueue(chunk):
         marks = []
-        for fn in calls:
+        for fn in chunk:
             a, b = ev(), ev()
             a.record()
             fn()
             b.record()
             marks.append((a, b))
+        return marks
+
+    elapsed_ns = lambda marks: [int(a.elapsed_time(b) * 1e6) for a, b in marks]  # noqa: E731
+    if sleep is None:  # no sleep kernel: plain events (host overhead may count)
+        marks = enqueue(calls)
         torch.cuda.synchronize()
-        return [int(a.elapsed_time(b) * 1e6) for a, b in marks]
+        return elapsed_ns(marks)
     # Nanoseconds per sleep cycle on this GPU, after one sleep to load the
     # kernel (lazy module loading would otherwise be timed with it).
     sleep(1000)
@@ -133,13 +139,7 @@ def gpu_times(calls, batch=32):
         s0.record()
         sleep(int(2 * boost * host_ns / ns_per_cycle))
         s1.record()
-        marks = []
-        for fn in chunk:
-            a, b = ev(), ev()
-            a.record()
-            fn()
-            b.record()
-            marks.append((a, b))
+        marks = enqueue(chunk)
         host = time.perf_counter_ns() - t0
         torch.cuda.synchronize()
         slept = s0.elapsed_time(s1) * 1e6
@@ -148,7 +148,7 @@ def gpu_times(calls, batch=32):
             retries += 1
             boost = min(boost * 2, 1024.0)
             continue
-        out += [int(a.elapsed_time(b) * 1e6) for a, b in marks]
+        out += elapsed_ns(marks)
         i += batch
         retries = 0
     return out
