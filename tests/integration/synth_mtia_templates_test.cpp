@@ -39,8 +39,9 @@ TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
 }
 
 // The bucketize grid index (a data-dependent kernel) with every engine choice
-// on spread and on clustered boundaries (many equal ones, so full cells need
-// more search steps), holdouts included.
+// and the SE / vector-core modulo schedule (pipe) on spread and on clustered
+// boundaries (many equal ones, so full cells need more search steps than the
+// schedule takes: it falls back to the SE search), holdouts included.
 TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries) {
   auto s = synth::builtin_synthesizer::create();
   ASSERT_TRUE(s.has_value()) << s.error().message;
@@ -52,10 +53,11 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
     ASSERT_EQ(ts.size(), 1u) << name;
     auto ev = eval::evaluator::create(op, op.variants.front().name, fast_options(), *hw);
     ASSERT_TRUE(ev.has_value()) << ev.error().message;
-    for (const char* engine : {"se", "split"}) {
+    for (const char* engine : {"se", "split", "pipe"}) {
       synth::param_set p = ts[0]->space.defaults();
       p["index"] = 1;
-      p["engine"] = engine;
+      p["engine"] = std::string(engine) == "pipe" ? "se" : engine;
+      p["pipe"] = std::string(engine) == "pipe" ? 1 : 0;
       p["slots"] = 2;
       const auto k = (*s)->render_with(*ts[0], op, p, "grid index");
       ASSERT_TRUE(k.ok) << k.error;
