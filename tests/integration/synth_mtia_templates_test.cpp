@@ -111,6 +111,16 @@ TEST(SynthMtiaTemplates, Conv1dWeightSlotsPass) {
                                     {{"wslots", 2}, {"resident", 1}}});
 }
 
+// feature_hash on 32-bit halves (MLU split and join, 32-bit Barrett remainder
+// with two corrections) is exact at the table sizes where its remainder
+// changes form or its bound r < 4t < 2^32 is tightest (t = 2^30 - 1), on the
+// SE and split between the engines; one correction fewer fails there.
+TEST(SynthMtiaTemplates, FeatureHashHalvesIsExactAtTheTableEdges) {
+  expect_choices_pass("ts_feature_hash_tables",
+                      {{{"halves", 1}, {"engine", "se"}, {"slots", 3}, {"chunk_kb", 4}},
+                       {{"halves", 1}, {"engine", "split"}, {"slots", 3}, {"chunk_kb", 4}}});
+}
+
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,
                          ::testing::Values("ts_bias_gelu", "ts_softmax", "ts_layernorm", "ts_rmsnorm",
                                            "ts_gemm_bias_relu_bf16", "ts_bucketize", "ts_feature_hash",
