@@ -365,7 +365,9 @@ void program(kv_mtia_device* d, const void* user) {
   if (i0 >= i1) return;
 #if KVP_PIPE
   if (pipe) {
-    const int64_t share = ((i1 - i0 + 3) / 4 + 7) / 8 * 8;  // at least 4 chunks, so the schedule fills
+    // the schedule fills and drains over S + KVP_SLOTS periods: at least 32
+    // chunks per program keep that under a tenth of the time
+    const int64_t share = ((i1 - i0 + 31) / 32 + 7) / 8 * 8;
     pipe_search(d, c, ln[0].tt, ln[0].bt, nb, pad, steps, a, b, i0, i1, chunk < share ? chunk : share);
     return;
   }
