@@ -217,12 +217,13 @@ struct lane {
 // so at S = 2 both engines need 8 (0.25 cycle per element and PE; the 8 bytes
 // an element moves cost 64 * 8 / 2000 = 0.256 cycle of the shared SRAM), where
 // one engine alone needs 11 (SE) or 36 (vector core). A modulo schedule keeps
-// both busy: in period p the vector core converts chunk p and does compare t of
-// chunk p-1-t, the SE does add t of chunk p-1-t, the T gather of chunk p and
-// gather t of chunk p-t (S + 1 chunks in flight, no engine waits for the other
-// in steady state); x is read KVP_SLOTS periods ahead. Buffers: a ring of S + 1 x buffers (DMA -> vector core),
-// one FIFO per search position q[t] and for cells, gathered boundaries, masks
-// and out, each with one producer and one consumer engine.
+// both busy: in period p the vector core converts chunk p and does compare t
+// of chunk p-1-t; the SE does add 0 of chunk p-1, the T gather of chunk p,
+// add t > 0 of chunk p-1-t, then gather t of chunk p-t (this order leaves no
+// engine waiting in steady state; S + 1 chunks in flight). x is read
+// KVP_SLOTS periods ahead. Buffers: a ring of S + 1 x buffers (DMA -> vector
+// core), one FIFO per search position q[t] and for cells, gathered
+// boundaries, masks and out, each with one producer and one consumer engine.
 constexpr int kPipeMaxSteps = 4;  // 2S + 5 buffers on top of the index's 18
 
 void pipe_search(kv_mtia_device* d, const cfg& c, int tt, int bt, int nb, int pad, int steps, float a, float b,
@@ -235,9 +236,14 @@ void pipe_search(kv_mtia_device* d, const cfg& c, int tt, int bt, int nb, int pa
   const int m = kv_mtia_cb_alloc(d, cb, S + 1), out = kv_mtia_cb_alloc(d, cb, c.slots);
   const int64_t chunks = (i1 - i0 + chunk - 1) / chunk;
   auto len = [&](int64_t k) { return int(i1 - i0 - k * chunk < chunk ? i1 - i0 - k * chunk : chunk); };
+  auto rows = [&](uint64_t base, int64_t k) {
+    return kv_mtia_rows(base + uint64_t(i0 + k * chunk) * 4, 1, len(k) * 4, len(k) * 4);
+  };
   auto dma_in = [&](int64_t k) {
-    if (k < chunks)
-      kv_mtia_dma_in(d, x[k % D], kv_mtia_rows(c.x + uint64_t(i0 + k * chunk) * 4, 1, len(k) * 4, len(k) * 4));
+    if (k < chunks) kv_mtia_dma_in(d, x[k % D], rows(c.x, k));
+  };
+  auto gather_t = [&](int64_t k) {  // T[cell] of chunk k: its first search position
+    if (k < chunks) kv_mtia_lm_gather(d, 0, tt, KV_CB_KEEP, c.entries, KV_I32, cell, KV_CB_POP, q[0], len(k), 0);
   };
   for (int k = 0; k < c.slots; ++k) dma_in(k);  // x arrives KVP_SLOTS periods ahead (2 slots cover it)
   for (int64_t p = 0; p < chunks + S; ++p) {
@@ -250,14 +256,14 @@ void pipe_search(kv_mtia_device* d, const cfg& c, int tt, int bt, int nb, int pa
     }
     for (int t = 0; t < S; ++t) {  // add t of chunk p-1-t: the position moves right by 2^(S-1-t) where b < x
       const int64_t k = p - 1 - t;
-      if (t == 1 && p < chunks) kv_mtia_lm_gather(d, 0, tt, KV_CB_KEEP, c.entries, KV_I32, cell, KV_CB_POP, q[0], len(p), 0);
+      if (t == 1) gather_t(p);
       if (k < 0 || k >= chunks) continue;
-      kv_mtia_int_op(d, 0, KV_IOP_ADD_IF, q[t], KV_CB_POP, m, KV_CB_POP, t == S - 1 ? out : q[t + 1], len(k), KV_I32,
+      const bool last = t == S - 1;
+      kv_mtia_int_op(d, 0, KV_IOP_ADD_IF, q[t], KV_CB_POP, m, KV_CB_POP, last ? out : q[t + 1], len(k), KV_I32,
                      uint64_t(1) << (S - 1 - t));
-      if (t == S - 1)
-        kv_mtia_dma_out(d, kv_mtia_rows(c.out + uint64_t(i0 + k * chunk) * 4, 1, len(k) * 4, len(k) * 4), out, KV_CB_POP);
+      if (last) kv_mtia_dma_out(d, rows(c.out, k), out, KV_CB_POP);
     }
-    if (S == 1 && p < chunks) kv_mtia_lm_gather(d, 0, tt, KV_CB_KEEP, c.entries, KV_I32, cell, KV_CB_POP, q[0], len(p), 0);
+    if (S == 1) gather_t(p);
     for (int t = 0; t < S; ++t) {  // boundary gather t of chunk p-t at its window's midpoint
       const int64_t k = p - t;
       if (k >= 0 && k < chunks)
@@ -336,9 +342,11 @@ void program(kv_mtia_device* d, const void* user) {
 #if KVP_PIPE
   // one table copy (the SE gathers) and 2(S+1) x, 2S positions, 2 cells,
   // 2(S+1) boundaries and masks, `slots` out chunk buffers
-  const bool pipe = steps <= kPipeMaxSteps;
+  const int64_t pipe_chunk =
+      (c.ls_bytes - fixed_bytes(nb, E, c.slice, 1, pad)) / (4 * (6 * steps + 6 + c.slots)) / 8 * 8;
+  const bool pipe = steps <= kPipeMaxSteps && pipe_chunk >= 64;
   if (pipe) {
-    chunk = (c.ls_bytes - fixed_bytes(nb, E, c.slice, 1, pad)) / (4 * (8 * steps + 6 + c.slots)) / 8 * 8;
+    chunk = pipe_chunk;
     lanes = 1;
   }
 #endif
