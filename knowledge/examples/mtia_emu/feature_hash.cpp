@@ -139,7 +139,6 @@ void program(kv_mtia_device* d, const void* user) {
   }
 }
 
-
 #if KVP_HALVES
 // ---- KVP_HALVES: fmix64 and the remainder on 32-bit halves --------------------
 // The MLU splits each chunk into its low and high words (two strided copies),
