@@ -39,8 +39,9 @@ TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
 }
 
 // The bucketize grid index (a data-dependent kernel) with every engine choice
-// on spread and on clustered boundaries (many equal ones, so full cells need
-// more search steps), holdouts included.
+// and the SE / vector-core modulo schedule (pipe) on spread and on clustered
+// boundaries (many equal ones, so full cells need more search steps than the
+// schedule takes: it falls back to the SE search), holdouts included.
 TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries) {
   auto s = synth::builtin_synthesizer::create();
   ASSERT_TRUE(s.has_value()) << s.error().message;
@@ -52,10 +53,11 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
     ASSERT_EQ(ts.size(), 1u) << name;
     auto ev = eval::evaluator::create(op, op.variants.front().name, fast_options(), *hw);
     ASSERT_TRUE(ev.has_value()) << ev.error().message;
-    for (const char* engine : {"se", "split"}) {
+    for (const char* engine : {"se", "split", "pipe"}) {
       synth::param_set p = ts[0]->space.defaults();
       p["index"] = 1;
-      p["engine"] = engine;
+      p["engine"] = std::string(engine) == "pipe" ? "se" : engine;
+      p["pipe"] = std::string(engine) == "pipe" ? 1 : 0;
       p["slots"] = 2;
       const auto k = (*s)->render_with(*ts[0], op, p, "grid index");
       ASSERT_TRUE(k.ok) << k.error;
@@ -107,6 +109,16 @@ TEST(SynthMtiaTemplates, Conv1dWeightSlotsPass) {
   expect_choices_pass("ts_conv1d", {{{"wslots", 2}, {"slots", 1}},
                                     {{"wslots", 3}, {"slots", 2}},
                                     {{"wslots", 2}, {"resident", 1}}});
+}
+
+// feature_hash on 32-bit halves (MLU split and join, 32-bit Barrett remainder
+// with two corrections) is exact at the table sizes where its remainder
+// changes form or its bound r < 4t < 2^32 is tightest (t = 2^30 - 1), on the
+// SE and split between the engines; one correction fewer fails there.
+TEST(SynthMtiaTemplates, FeatureHashHalvesIsExactAtTheTableEdges) {
+  expect_choices_pass("ts_feature_hash_tables",
+                      {{{"halves", 1}, {"engine", "se"}, {"slots", 3}, {"chunk_kb", 4}},
+                       {{"halves", 1}, {"engine", "split"}, {"slots", 3}, {"chunk_kb", 4}}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Starters, SynthMtiaTemplates,

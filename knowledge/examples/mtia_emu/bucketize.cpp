@@ -1,12 +1,14 @@
 // knowledge/examples/mtia_emu/bucketize.cpp: an honest mtia_emu kernel of bucketize (kevolve eval --backend mtia_emu).
 // knowledge/templates/mtia_emu/bucketize.cpp.tmpl with the parameters below: a grid index of 8 cells per boundary
-// built per call (kv_mtia_cvt_f2i cells, the fullest cell peeked to set the search steps), every 5th chunk on the
-// vector core, triple-buffered DMA. SE-bound: a conversion, a table gather and 2-3 gather/compare/add steps per element.
+// built per call (kv_mtia_cvt_f2i cells, the fullest cell peeked to set the search steps), searched in a modulo
+// schedule split between the engines (pipe: the vector core converts and compares, the SE gathers and adds, about
+// 8 passes of 1/32 cycle each per element at 2 steps), 1024-element chunks, x read three chunks ahead.
 #define KVP_SLOTS 3
-#define KVP_CHUNK_KB 8
-#define KVP_ENGINE_SPLIT 1
-#define KVP_VEC_EVERY 5
+#define KVP_CHUNK_KB 4
+#define KVP_ENGINE_SE 1
+#define KVP_VEC_EVERY 4
 #define KVP_INDEX 1
+#define KVP_PIPE 1
 #define KVP_CELLS 8
 // kevolve mtia_emu template: bucketize (lower_bound count) as a branch-free
 // binary search on the SE / vector core with the boundaries in local memory.
@@ -23,7 +25,9 @@
 // are searched in blocks whose counts are added. KVP_INDEX 1: a grid index of
 // KVP_CELLS cells per boundary (_bucketize_grid.inc) bounds every search to
 // one cell, a few steps instead of log2(NB) + 1, where the index fits the
-// workspace and local memory (else the plain search above).
+// workspace and local memory (else the plain search above). KVP_PIPE 1: the
+// grid index with every chunk split between the engines (the vector core
+// converts and compares, the SE gathers and adds) in a modulo schedule.
 #include <stdint.h>
 
 #include <kevolve/abi.h>
@@ -123,7 +127,7 @@ void program(kv_mtia_device* d, const void* user) {
   }
 }
 
-#if KVP_INDEX
+#if KVP_INDEX || KVP_PIPE
 // ---- bucketize with a grid index (KVP_INDEX) --------------------------------
 // f(v) = clamp(floor(a*v + b), 0, G-1) (kv_mtia_cvt_f2i) maps a value to one
 // of G = KVP_CELLS * NB cells over [first, last] boundary; it never decreases
@@ -142,7 +146,8 @@ void program(kv_mtia_device* d, const void* user) {
 //   3. every PE reads T (barrier before the output is overwritten), then per
 //      chunk of x: f(x), a gather of T, S steps of gather + compare +
 //      conditional add (on the SE, every KVP_VEC_EVERY-th chunk on the vector
-//      core with split), DMA out.
+//      core with split), DMA out. KVP_PIPE 1 splits every chunk between the
+//      engines instead (pipe_search below).
 // Usually S = 2 or 3; clustered boundaries only cost more steps, never a
 // wrong count. The kernel reads its data to choose S (a data-dependent
 // kernel: it always runs with arithmetic).
@@ -204,6 +209,69 @@ bool finite(float v) { return v == v && v - v == 0.0f; }
 struct lane {
   int e, bt, tt, x, pa, pb, g, m, out;
 };
+
+#if KVP_PIPE
+// 3 with KVP_PIPE: the vector core converts and compares, the SE gathers and
+// adds. Per element and S steps, in passes of 1/32 cycle: SE 2 (T gather) +
+// 3S (gather 2, add 1), vector core 4 (fp32 conversion) + 2S (fp32 compare),
+// so at S = 2 both engines need 8 (0.25 cycle per element and PE; the 8 bytes
+// an element moves cost 64 * 8 / 2000 = 0.256 cycle of the shared SRAM), where
+// one engine alone needs 11 (SE) or 36 (vector core). A modulo schedule keeps
+// both busy: in period p the vector core converts chunk p and does compare t
+// of chunk p-1-t; the SE does add 0 of chunk p-1, the T gather of chunk p,
+// add t > 0 of chunk p-1-t, then gather t of chunk p-t (this order leaves no
+// engine waiting in steady state; S + 1 chunks in flight). x is read
+// KVP_SLOTS periods ahead. Buffers: a ring of S + 1 x buffers (DMA -> vector
+// core), one FIFO per search position q[t] and for cells, gathered
+// boundaries, masks and out, each with one producer and one consumer engine.
+constexpr int kPipeMaxSteps = 4;  // 2S + 5 buffers on top of the index's 18
+
+void pipe_search(kv_mtia_device* d, const cfg& c, int tt, int bt, int nb, int pad, int steps, float a, float b,
+                 int64_t i0, int64_t i1, int64_t chunk) {
+  const int S = steps, D = steps + 1, cb = int(chunk) * 4;
+  int x[kPipeMaxSteps + 1], q[kPipeMaxSteps];
+  for (int k = 0; k < D; ++k) x[k] = kv_mtia_cb_alloc(d, cb, 2);
+  for (int t = 0; t < S; ++t) q[t] = kv_mtia_cb_alloc(d, cb, 2);
+  const int cell = kv_mtia_cb_alloc(d, cb, 2), g = kv_mtia_cb_alloc(d, cb, S + 1);
+  const int m = kv_mtia_cb_alloc(d, cb, S + 1), out = kv_mtia_cb_alloc(d, cb, c.slots);
+  const int64_t chunks = (i1 - i0 + chunk - 1) / chunk;
+  auto len = [&](int64_t k) { return int(i1 - i0 - k * chunk < chunk ? i1 - i0 - k * chunk : chunk); };
+  auto rows = [&](uint64_t base, int64_t k) {
+    return kv_mtia_rows(base + uint64_t(i0 + k * chunk) * 4, 1, len(k) * 4, len(k) * 4);
+  };
+  auto dma_in = [&](int64_t k) {
+    if (k < chunks) kv_mtia_dma_in(d, x[k % D], rows(c.x, k));
+  };
+  auto gather_t = [&](int64_t k) {  // T[cell] of chunk k: its first search position
+    if (k < chunks) kv_mtia_lm_gather(d, 0, tt, KV_CB_KEEP, c.entries, KV_I32, cell, KV_CB_POP, q[0], len(k), 0);
+  };
+  for (int k = 0; k < c.slots; ++k) dma_in(k);  // x arrives KVP_SLOTS periods ahead (2 slots cover it)
+  for (int64_t p = 0; p < chunks + S; ++p) {
+    dma_in(p + c.slots);
+    if (p < chunks) kv_mtia_cvt_f2i(d, 1, x[p % D], KV_CB_KEEP, cell, len(p), KV_F32, a, b, 0, c.cells - 1);
+    for (int t = 0; t < S; ++t) {  // compare t of chunk p-1-t against boundary gather t
+      const int64_t k = p - 1 - t;
+      if (k >= 0 && k < chunks)
+        kv_mtia_cmp(d, 1, KV_CMP_LT, g, KV_CB_POP, x[k % D], t == S - 1 ? KV_CB_POP : KV_CB_KEEP, m, len(k), KV_F32);
+    }
+    for (int t = 0; t < S; ++t) {  // add t of chunk p-1-t: the position moves right by 2^(S-1-t) where b < x
+      const int64_t k = p - 1 - t;
+      if (t == 1) gather_t(p);
+      if (k < 0 || k >= chunks) continue;
+      const bool last = t == S - 1;
+      kv_mtia_int_op(d, 0, KV_IOP_ADD_IF, q[t], KV_CB_POP, m, KV_CB_POP, last ? out : q[t + 1], len(k), KV_I32,
+                     uint64_t(1) << (S - 1 - t));
+      if (last) kv_mtia_dma_out(d, rows(c.out, k), out, KV_CB_POP);
+    }
+    if (S == 1) gather_t(p);
+    for (int t = 0; t < S; ++t) {  // boundary gather t of chunk p-t at its window's midpoint
+      const int64_t k = p - t;
+      if (k >= 0 && k < chunks)
+        kv_mtia_lm_gather(d, 0, bt, KV_CB_KEEP, nb + pad, KV_F32, q[t], KV_CB_KEEP, g, len(k), (1 << (S - 1 - t)) - 1);
+    }
+  }
+}
+#endif
 
 void program(kv_mtia_device* d, const void* user) {
   const cfg& c = *static_cast<const cfg*>(user);
@@ -271,6 +339,17 @@ void program(kv_mtia_device* d, const void* user) {
   // 3. chunks as large as local memory allows; the vector core only if it fits
   int lanes = c.lanes;
   int64_t chunk = chunk_for(c.ls_bytes - fixed_bytes(nb, E, c.slice, lanes, pad), lanes, c.slots);
+#if KVP_PIPE
+  // one table copy (the SE gathers) and 2(S+1) x, 2S positions, 2 cells,
+  // 2(S+1) boundaries and masks, `slots` out chunk buffers
+  const int64_t pipe_chunk =
+      (c.ls_bytes - fixed_bytes(nb, E, c.slice, 1, pad)) / (4 * (6 * steps + 6 + c.slots)) / 8 * 8;
+  const bool pipe = steps <= kPipeMaxSteps && pipe_chunk >= 64;
+  if (pipe) {
+    chunk = pipe_chunk;
+    lanes = 1;
+  }
+#endif
   if (lanes == 2 && chunk < 512) {
     lanes = 1;
     chunk = chunk_for(c.ls_bytes - fixed_bytes(nb, E, c.slice, lanes, pad), lanes, c.slots);
@@ -292,6 +371,15 @@ void program(kv_mtia_device* d, const void* user) {
   int64_t i1 = units * (pid + 1) / np * 8;
   if (i1 > c.n) i1 = c.n;
   if (i0 >= i1) return;
+#if KVP_PIPE
+  if (pipe) {
+    // the schedule fills and drains over S + KVP_SLOTS periods: at least 32
+    // chunks per program keep that under a tenth of the time
+    const int64_t share = ((i1 - i0 + 31) / 32 + 7) / 8 * 8;
+    pipe_search(d, c, ln[0].tt, ln[0].bt, nb, pad, steps, a, b, i0, i1, chunk < share ? chunk : share);
+    return;
+  }
+#endif
   if (chunk > i1 - i0) chunk = (i1 - i0 + 7) / 8 * 8;
   const int cb = int(chunk) * 4;
   for (int k = 0; k < lanes; ++k) {
@@ -363,7 +451,6 @@ int run(const kv_args* a, kv_mtia_device* dev, int64_t n, int64_t nb, uint64_t x
 }
 
 }  // namespace grid_index
-
 #endif
 
 }  // namespace
@@ -375,7 +462,7 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.out = kv_mtia_addr(&a->outputs[0]);
   c.n = kv_numel(&a->inputs[0]);
   c.nb = kv_numel(&a->inputs[1]);
-#if KVP_INDEX
+#if KVP_INDEX || KVP_PIPE
   {
     const int r = grid_index::run(a, dev, c.n, c.nb, c.x, c.bnd, c.out);
     if (r >= 0) return r;
@@ -407,4 +494,3 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   }
   return kv_mtia_launch(dev, pes, program, &c);
 }
-
