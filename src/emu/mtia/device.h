@@ -109,7 +109,8 @@ class device {
   command* record_scalar(pe_state& pe, uint8_t op, double work);
 
   // tracing helpers (trace.cpp)
-  command* record(pe_state& pe, uint8_t op, uint8_t eng, double work);
+  // Appends a command of `kind` (an engine_op runs on `eng`); nullptr + error past the launch limit.
+  command* record(pe_state& pe, uint8_t op, uint8_t eng, double work, cmd_kind kind = cmd_kind::engine_op);
   cb_state* check_cb(pe_state& pe, int32_t cb, const char* what);
   // Consumer side: front slot of cb read by engine `eng` into dep slot; nullptr + error on failure.
   const uint8_t* cb_read(pe_state& pe, int32_t cb, uint8_t eng, int64_t bytes, uint32_t flags, uint32_t cmd,

@@ -44,6 +44,11 @@ class replayer {
 
   bool run(std::string* error) {
     for (int i = 0; i < active_; ++i) {
+      const pre_issue& pre = pes_[i].pre;
+      st_[i].issue_pos = pre.count;
+      st_[i].issue_clock = pre.clock;
+      st_[i].issue_busy = pre.busy;
+      out_.issued += pre.issued;
       for (int e = 0; e < n_engines; ++e)
         if (!pes_[i].queue[e].empty()) st_[i].waiting |= 1u << e;
       mark(i);
