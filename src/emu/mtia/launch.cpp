@@ -128,8 +128,8 @@ void device::assign_broadcast_weights() {
                std::get<4>(keys[a]) == std::get<4>(keys[b]);
       };
       while (hi < keys.size() && same(lo, hi)) ++hi;
-      const float w = 1.0f / static_cast<float>(hi - lo);
-      for (std::size_t k = lo; k < hi; ++k) pes_[std::get<5>(keys[k])].trace[std::get<6>(keys[k])].weight = w;
+      for (std::size_t k = lo; k < hi; ++k)
+        pes_[std::get<5>(keys[k])].trace[std::get<6>(keys[k])].bcast_group = static_cast<uint8_t>(hi - lo);
       lo = hi;
     }
   }

@@ -247,11 +247,12 @@ class replayer {
   void begin_flow(uint32_t i, uint32_t idx) {
     const command& c = pes_[i].trace[idx];
     const bool dram = c.lvl == uint8_t(level::dram);
-    const double charged = c.work * c.weight;
+    const float weight = c.weight();
+    const double charged = c.work * weight;
     if (dram) (c.write ? out_.dram_write : out_.dram_read) += charged;
     else (c.write ? out_.sram_write : out_.sram_read) += charged;
     out_.noc_bytes += charged;
-    flows_.start(flow_model::class_of(dram, c.write), c.work, c.weight, i, idx);
+    flows_.start(flow_model::class_of(dram, c.write), c.work, weight, i, idx);
   }
 
   void finish_flow(uint32_t i, uint32_t idx) {
