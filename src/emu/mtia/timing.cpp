@@ -25,6 +25,9 @@ struct pe_clock {
   std::array<bool, n_engines> dma_busy{};
   std::array<double, n_engines> busy{};
   std::array<double, n_engines> dma_start{};
+  // End time of a dependency the engine's head command found unfinished
+  // (nullptr if none): while it stays -1 the head is not ready.
+  std::array<const double*, n_engines> blocked{};
   bool at_barrier = false, dirty = false;
   double arrival = 0;
   uint32_t waiting = 0;  // bit e: engine e has commands left and no DMA in flight
@@ -200,20 +203,22 @@ class replayer {
         while (s.head[e] < q.size() && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
           if (idx >= s.issue_pos) break;
+          if (s.blocked[e] && *s.blocked[e] < 0) break;
           if (s.head[e] + 4 * prefetch_ahead < q.size()) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
           if (s.head[e] + prefetch_ahead < q.size()) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
           command& c = tr[idx];
           double t_in = 0, t_out = 0;
-          bool ready = true;
-          for (int d = 0; d < n_deps && ready; ++d) {
+          const double* blocked = nullptr;
+          for (int d = 0; d < n_deps && !blocked; ++d) {
             const cmd_ref r = c.dep[d];
             if (r.none()) continue;
-            const double end = r.pe < pes_.size() ? pes_[r.pe].trace[r.idx].end : -1;
-            if (end < 0) ready = false;
-            else if (d == dep_out) t_out = std::max(t_out, end);
-            else t_in = std::max(t_in, end);
+            const double* end = r.pe < pes_.size() ? &pes_[r.pe].trace[r.idx].end : &never_;
+            if (*end < 0) blocked = end;
+            else if (d == dep_out) t_out = std::max(t_out, *end);
+            else t_in = std::max(t_in, *end);
           }
-          if (!ready) break;
+          s.blocked[e] = blocked;
+          if (blocked) break;
           double efree = s.free[e];
           if (c.eng2 != no_engine) efree = std::max(efree, s.free[c.eng2]);
           const double base = std::max({c.issue, t_in, t_out});
@@ -303,6 +308,7 @@ class replayer {
   run_result& out_;
   flow_model flows_;
   std::vector<pe_clock> st_;
+  static constexpr double never_ = -1;  // end of an unresolved dependency
   std::vector<uint32_t> dirty_;
   std::priority_queue<pending, std::vector<pending>, std::greater<pending>> starts_;
   double now_ = 0;
