@@ -149,6 +149,10 @@ class device {
   std::vector<int32_t> barrier_arrivals_;
   std::vector<int32_t> pe_barriers_;
   bool deadlock_ = false;
+  struct mm_cost {  // cycles of the last dpe_mm shape (p_ never changes)
+    int32_t m = -1, k = -1, n = -1;
+    double cycles = 0;
+  } mm_cost_;
 };
 
 }  // namespace kevolve::emu::mtia

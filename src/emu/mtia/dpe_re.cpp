@@ -75,9 +75,13 @@ int device::dpe_mm(int32_t cb_a, int32_t m, int32_t k, int32_t lda, int32_t acc,
     return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "accumulator is " + std::to_string(a->rows) + " x " +
                                      std::to_string(a->cols) + ", the product is " + std::to_string(m) + " x " +
                                      std::to_string(n));
-  const double t = p_.dpe_tile;
-  const double steps = m * std::ceil(k / t) * std::ceil(n / t);
-  command* c = record(*pe, op_mm, dpe, steps * t * t / p_.dpe_macs_per_cycle + p_.dpe_pipeline_cycles);
+  mm_cost& cost = mm_cost_;  // kernels repeat one shape: its cycles once (three divisions)
+  if (cost.m != m || cost.k != k || cost.n != n) {
+    const double t = p_.dpe_tile;
+    const double steps = m * std::ceil(k / t) * std::ceil(n / t);
+    cost = mm_cost{m, k, n, steps * t * t / p_.dpe_macs_per_cycle + p_.dpe_pipeline_cycles};
+  }
+  command* c = record(*pe, op_mm, dpe, cost.cycles);
   if (!c) return result_.status;
   const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
   const uint8_t* src = cb_read(*pe, cb_a, dpe, (int64_t(m) - 1) * lda * 2 + int64_t(k) * 2, flags & KV_CB_KEEP, idx,
