@@ -83,13 +83,10 @@ command* device::record(pe_state& pe, uint8_t op, uint8_t eng, double work, cmd_
   return &c;
 }
 
-cb_state* device::check_cb(pe_state& pe, int32_t cb, const char* what) {
-  if (cb < 0 || cb >= static_cast<int32_t>(pe.cbs.size())) {
-    fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(cb) +
-                              " is not a circular buffer of this program");
-    return nullptr;
-  }
-  return &pe.cbs[cb];
+cb_state* device::no_cb(pe_state& pe, int32_t cb, const char* what) {
+  fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(cb) +
+                            " is not a circular buffer of this program");
+  return nullptr;
 }
 
 void device::ring_push(slot_ring& r, cmd_ref producer) {
@@ -169,13 +166,10 @@ uint8_t* device::cb_write(pe_state& pe, int32_t id, uint8_t eng, int64_t bytes, 
   return functional_ ? pe.store.data() + cb->offset + uint64_t(v) * cb->slot_bytes : nullptr;
 }
 
-acc_state* device::check_acc(pe_state& pe, int32_t acc, const char* what) {
-  if (acc < 0 || acc >= static_cast<int32_t>(pe.accs.size())) {
-    fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(acc) +
-                              " is not an accumulator of this program");
-    return nullptr;
-  }
-  return &pe.accs[acc];
+acc_state* device::no_acc(pe_state& pe, int32_t acc, const char* what) {
+  fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(acc) +
+                            " is not an accumulator of this program");
+  return nullptr;
 }
 
 void device::acc_deps(command& c, acc_state& a) {
