@@ -13,6 +13,22 @@ namespace kevolve::emu::mtia {
 
 namespace {
 std::string at(const pe_state& pe, const char* what) { return "pe " + std::to_string(pe.id) + ": " + what + ": "; }
+
+// The drain's SE pass on a whole tile: tile = src (+ bias[j] per column),
+// then se_op per element; the same fp32 operations per element as row by
+// row, vectorised for the host.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void drain_tile(const float* src, const float* bias,
+                                                                            int32_t rows, int32_t cols,
+                                                                            int32_t se_op, float* tile) {
+  const size_t n = size_t(rows) * cols;
+  if (bias) {
+    for (int32_t i = 0; i < rows; ++i)
+      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + bias[j];
+  } else {
+    std::copy(src, src + n, tile);
+  }
+  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+}
 }  // namespace
 
 int device::acc_alloc(int32_t rows, int32_t cols) {
@@ -138,14 +154,8 @@ int device::re_drain(int32_t acc, int32_t cb_out, int32_t out_dtype, int32_t se_
   if (scratch.size() < n + cols) scratch.resize(n + cols);
   float* tile = scratch.data();  // the whole tile at once: the same per-element ops as row by row
   float* b = tile + n;
-  if (bias) {
-    widen(bias, KV_F32, cols, b);
-    for (int32_t i = 0; i < a->rows; ++i)
-      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + b[j];
-  } else {
-    std::copy(src, src + n, tile);
-  }
-  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+  if (bias) widen(bias, KV_F32, cols, b);
+  drain_tile(src, bias ? b : nullptr, a->rows, cols, se_op, tile);
   narrow(tile, out_dtype, int64_t(n), dst);
   return KV_MTIA_OK;
 }
