@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 
 #include "emu/mtia/flows.h"
 #include "emu/mtia/memory.h"
+#include "emu/mtia/min_heap.h"
 
 namespace kevolve::emu::mtia {
 
@@ -37,7 +37,7 @@ struct pending {
   double t;
   uint64_t seq;
   uint32_t pe, idx;
-  bool operator>(const pending& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  bool before(const pending& o) const { return t != o.t ? t < o.t : seq < o.seq; }
 };
 
 class replayer {
@@ -310,7 +310,7 @@ class replayer {
   std::vector<pe_clock> st_;
   static constexpr double never_ = -1;  // end of an unresolved dependency
   std::vector<uint32_t> dirty_;
-  std::priority_queue<pending, std::vector<pending>, std::greater<pending>> starts_;
+  min_heap<pending> starts_;
   double now_ = 0;
   uint64_t seq_ = 0;
   int arrived_ = 0;
