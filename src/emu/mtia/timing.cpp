@@ -28,6 +28,8 @@ struct pe_clock {
   // End time of a dependency the engine's head command found unfinished
   // (nullptr if none): while it stays -1 the head is not ready.
   std::array<const double*, n_engines> blocked{};
+  std::array<const uint32_t*, n_engines> queue{};  // the PE's engine queues (fixed during the replay)
+  std::array<uint32_t, n_engines> queued{};
   bool at_barrier = false, dirty = false;
   double arrival = 0;
   uint32_t waiting = 0;  // bit e: engine e has commands left and no DMA in flight
@@ -43,7 +45,14 @@ struct pending {
 class replayer {
  public:
   replayer(const params& p, std::vector<pe_state>& pes, int active, run_result& out)
-      : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {}
+      : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {
+    for (pe_state& pe : pes_) trace_.push_back(pe.trace.data());
+    for (int i = 0; i < active_; ++i)
+      for (int e = 0; e < n_engines; ++e) {
+        st_[i].queue[e] = pes_[i].queue[e].data();
+        st_[i].queued[e] = static_cast<uint32_t>(pes_[i].queue[e].size());
+      }
+  }
 
   bool run(std::string* error) {
     for (int i = 0; i < active_; ++i) {
@@ -191,7 +200,7 @@ class replayer {
 
   void advance(uint32_t i) {
     pe_clock& s = st_[i];
-    auto& tr = pes_[i].trace;
+    command* const tr = trace_[i];
     bool progress = true;
     while (progress) {
       progress = false;
@@ -199,20 +208,21 @@ class replayer {
       // Engines in order, skipping those with nothing to start.
       for (uint32_t m = s.waiting; m; m &= m - 1) {
         const int e = __builtin_ctz(m);
-        const auto& q = pes_[i].queue[e];
-        while (s.head[e] < q.size() && !s.dma_busy[e]) {
+        const uint32_t* const q = s.queue[e];
+        const uint32_t qn = s.queued[e];
+        while (s.head[e] < qn && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
           if (idx >= s.issue_pos) break;
           if (s.blocked[e] && *s.blocked[e] < 0) break;
-          if (s.head[e] + 4 * prefetch_ahead < q.size()) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
-          if (s.head[e] + prefetch_ahead < q.size()) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
+          if (s.head[e] + 4 * prefetch_ahead < qn) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
+          if (s.head[e] + prefetch_ahead < qn) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
           command& c = tr[idx];
           double t_in = 0, t_out = 0;
           const double* blocked = nullptr;
           for (int d = 0; d < n_deps && !blocked; ++d) {
             const cmd_ref r = c.dep[d];
             if (r.none()) continue;
-            const double* end = r.pe < pes_.size() ? &pes_[r.pe].trace[r.idx].end : &never_;
+            const double* end = r.pe < trace_.size() ? &trace_[r.pe][r.idx].end : &never_;
             if (*end < 0) blocked = end;
             else if (d == dep_out) t_out = std::max(t_out, *end);
             else t_in = std::max(t_in, *end);
@@ -222,7 +232,7 @@ class replayer {
           double efree = s.free[e];
           if (c.eng2 != no_engine) efree = std::max(efree, s.free[c.eng2]);
           const double base = std::max({c.issue, t_in, t_out});
-          if (++s.head[e] == q.size()) s.waiting &= ~(1u << e);
+          if (++s.head[e] == qn) s.waiting &= ~(1u << e);
           progress = true;
           if (dma(c)) {
             const double lat = (c.lvl == uint8_t(level::dram) ? p_.dram_latency_cycles : p_.sram_latency_cycles) +
@@ -308,6 +318,7 @@ class replayer {
   run_result& out_;
   flow_model flows_;
   std::vector<pe_clock> st_;
+  std::vector<command*> trace_;  // pes_[i].trace.data() (fixed during the replay)
   static constexpr double never_ = -1;  // end of an unresolved dependency
   std::vector<uint32_t> dirty_;
   min_heap<pending> starts_;
