@@ -49,7 +49,7 @@ struct alignas(64) command {
   cmd_kind kind = cmd_kind::engine_op;
   uint8_t eng = no_engine;
   uint8_t eng2 = no_engine;
-  uint8_t bcast_group = 1;  // DMA: PEs sharing this broadcast read (each counts 1/group on the shared resources)
+  uint8_t bcast_group = 1;  // DMA: PEs (of one column, <= 64) sharing this broadcast read; each counts 1/group
   // Zero in a value-initialised command (record() makes them so).
   uint8_t lvl : 4;         // DMA: memory level (see memory.h `level`), 0 otherwise
   uint8_t write : 1;       // DMA: 1 when it writes device memory
