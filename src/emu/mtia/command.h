@@ -37,20 +37,26 @@ struct cmd_ref {
 // Dependency slots of a command.
 enum dep_slot : uint8_t { dep_in0 = 0, dep_in1 = 1, dep_other = 2, dep_out = 3, n_deps = 4 };
 
-struct command {
+// One host cache line: the replay touches every command of a launch's
+// traces, far more than the cache holds.
+struct alignas(64) command {
   double work = 0;    // engine cycles, or bytes for a DMA
   double issue = -1;  // issue time (cycles), -1 until known
   double end = -1;    // completion time, -1 until known
   cmd_ref dep[n_deps];
-  float weight = 1;   // DMA: share of the shared resource (broadcast members < 1)
   uint16_t wake_pe = UINT16_MAX;  // PE to re-examine when this one completes
   uint8_t op = 0;                 // intrinsic id, for loop grouping and stats
   cmd_kind kind = cmd_kind::engine_op;
   uint8_t eng = no_engine;
   uint8_t eng2 = no_engine;
-  uint8_t lvl = 0;         // DMA: memory level (see memory.h `level`), 0 otherwise
-  uint8_t write = 0;       // DMA: 1 when it writes device memory
-  uint8_t free_issue = 0;  // covered by a looped instruction: no issue cost
+  uint8_t bcast_group = 1;  // DMA: PEs (of one column, <= 64) sharing this broadcast read; each counts 1/group
+  // Zero in a value-initialised command (record() makes them so).
+  uint8_t lvl : 4;         // DMA: memory level (see memory.h `level`), 0 otherwise
+  uint8_t write : 1;       // DMA: 1 when it writes device memory
+  uint8_t free_issue : 1;  // covered by a looped instruction: no issue cost
+  // DMA: share of the shared resources.
+  float weight() const { return 1.0f / static_cast<float>(bcast_group); }
 };
+static_assert(sizeof(command) == 64, "a command is one cache line");
 
 }  // namespace kevolve::emu::mtia

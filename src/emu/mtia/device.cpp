@@ -132,13 +132,10 @@ int device::fail(int status, const std::string& what) {
   return status;
 }
 
-pe_state* device::current_pe(const char* intrinsic) {
+pe_state* device::no_current_pe(const char* intrinsic) {
   if (failed()) return nullptr;
-  if (current_ < 0) {
-    fail(KV_MTIA_ERR_STATE, std::string(intrinsic) + ": called outside a program (use kv_mtia_launch)");
-    return nullptr;
-  }
-  return &pes_[current_];
+  fail(KV_MTIA_ERR_STATE, std::string(intrinsic) + ": called outside a program (use kv_mtia_launch)");
+  return nullptr;
 }
 
 int32_t device::query(int32_t what) {

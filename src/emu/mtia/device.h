@@ -100,7 +100,12 @@ class device {
   // error handling: the first error is sticky
   int fail(int status, const std::string& what);
   bool failed() const { return result_.status != 0; }
-  pe_state* current_pe(const char* intrinsic);
+  // The PE whose program runs now; nullptr + error when failed or outside a program.
+  pe_state* current_pe(const char* intrinsic) {
+    if (!failed() && current_ >= 0) return &pes_[current_];
+    return no_current_pe(intrinsic);
+  }
+  pe_state* no_current_pe(const char* intrinsic);
 
   // A run whose commands depend on data (peeks, padded gathers) needs the
   // arithmetic: in a timing-only run such an intrinsic fails with this message
@@ -109,8 +114,13 @@ class device {
   command* record_scalar(pe_state& pe, uint8_t op, double work);
 
   // tracing helpers (trace.cpp)
-  command* record(pe_state& pe, uint8_t op, uint8_t eng, double work);
-  cb_state* check_cb(pe_state& pe, int32_t cb, const char* what);
+  // Appends a command of `kind` (an engine_op runs on `eng`); nullptr + error past the launch limit.
+  command* record(pe_state& pe, uint8_t op, uint8_t eng, double work, cmd_kind kind = cmd_kind::engine_op);
+  cb_state* check_cb(pe_state& pe, int32_t cb, const char* what) {
+    if (cb >= 0 && cb < static_cast<int32_t>(pe.cbs.size())) return &pe.cbs[cb];
+    return no_cb(pe, cb, what);
+  }
+  cb_state* no_cb(pe_state& pe, int32_t cb, const char* what);
   // Consumer side: front slot of cb read by engine `eng` into dep slot; nullptr + error on failure.
   const uint8_t* cb_read(pe_state& pe, int32_t cb, uint8_t eng, int64_t bytes, uint32_t flags, uint32_t cmd,
                          dep_slot slot, const char* what);
@@ -119,7 +129,11 @@ class device {
   void ring_push(slot_ring& r, cmd_ref producer);
   void ring_pop(slot_ring& r, cmd_ref popper);
   int check_view(const kv_mtia_view& v, const char* what, level* lvl, uint8_t** host, double* charged);
-  acc_state* check_acc(pe_state& pe, int32_t acc, const char* what);
+  acc_state* check_acc(pe_state& pe, int32_t acc, const char* what) {
+    if (acc >= 0 && acc < static_cast<int32_t>(pe.accs.size())) return &pe.accs[acc];
+    return no_acc(pe, acc, what);
+  }
+  acc_state* no_acc(pe_state& pe, int32_t acc, const char* what);
   void acc_deps(command& c, acc_state& a);
   pe_state* neighbour(const pe_state& pe, int32_t dir);
 
@@ -148,6 +162,10 @@ class device {
   std::vector<int32_t> barrier_arrivals_;
   std::vector<int32_t> pe_barriers_;
   bool deadlock_ = false;
+  struct mm_cost {  // cycles of the last dpe_mm shape (p_ never changes)
+    int32_t m = -1, k = -1, n = -1;
+    double cycles = 0;
+  } mm_cost_;
 };
 
 }  // namespace kevolve::emu::mtia

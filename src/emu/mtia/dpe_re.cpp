@@ -13,6 +13,22 @@ namespace kevolve::emu::mtia {
 
 namespace {
 std::string at(const pe_state& pe, const char* what) { return "pe " + std::to_string(pe.id) + ": " + what + ": "; }
+
+// The drain's SE pass on a whole tile: tile = src (+ bias[j] per column),
+// then se_op per element; the same fp32 operations per element as row by
+// row, vectorised for the host.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void drain_tile(const float* src, const float* bias,
+                                                                            int32_t rows, int32_t cols,
+                                                                            int32_t se_op, float* tile) {
+  const size_t n = size_t(rows) * cols;
+  if (bias) {
+    for (int32_t i = 0; i < rows; ++i)
+      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + bias[j];
+  } else {
+    std::copy(src, src + n, tile);
+  }
+  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+}
 }  // namespace
 
 int device::acc_alloc(int32_t rows, int32_t cols) {
@@ -75,9 +91,13 @@ int device::dpe_mm(int32_t cb_a, int32_t m, int32_t k, int32_t lda, int32_t acc,
     return fail(KV_MTIA_ERR_ARG, at(*pe, what) + "accumulator is " + std::to_string(a->rows) + " x " +
                                      std::to_string(a->cols) + ", the product is " + std::to_string(m) + " x " +
                                      std::to_string(n));
-  const double t = p_.dpe_tile;
-  const double steps = m * std::ceil(k / t) * std::ceil(n / t);
-  command* c = record(*pe, op_mm, dpe, steps * t * t / p_.dpe_macs_per_cycle + p_.dpe_pipeline_cycles);
+  mm_cost& cost = mm_cost_;  // kernels repeat one shape: its cycles once (three divisions)
+  if (cost.m != m || cost.k != k || cost.n != n) {
+    const double t = p_.dpe_tile;
+    const double steps = m * std::ceil(k / t) * std::ceil(n / t);
+    cost = mm_cost{m, k, n, steps * t * t / p_.dpe_macs_per_cycle + p_.dpe_pipeline_cycles};
+  }
+  command* c = record(*pe, op_mm, dpe, cost.cycles);
   if (!c) return result_.status;
   const uint32_t idx = static_cast<uint32_t>(pe->trace.size() - 1);
   const uint8_t* src = cb_read(*pe, cb_a, dpe, (int64_t(m) - 1) * lda * 2 + int64_t(k) * 2, flags & KV_CB_KEEP, idx,
@@ -134,14 +154,8 @@ int device::re_drain(int32_t acc, int32_t cb_out, int32_t out_dtype, int32_t se_
   if (scratch.size() < n + cols) scratch.resize(n + cols);
   float* tile = scratch.data();  // the whole tile at once: the same per-element ops as row by row
   float* b = tile + n;
-  if (bias) {
-    widen(bias, KV_F32, cols, b);
-    for (int32_t i = 0; i < a->rows; ++i)
-      for (int32_t j = 0; j < cols; ++j) tile[size_t(i) * cols + j] = src[size_t(i) * cols + j] + b[j];
-  } else {
-    std::copy(src, src + n, tile);
-  }
-  apply_unary_row(se_op, tile, static_cast<int32_t>(n));
+  if (bias) widen(bias, KV_F32, cols, b);
+  drain_tile(src, bias ? b : nullptr, a->rows, cols, se_op, tile);
   narrow(tile, out_dtype, int64_t(n), dst);
   return KV_MTIA_OK;
 }

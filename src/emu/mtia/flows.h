@@ -8,9 +8,9 @@
 
 #include <array>
 #include <cstdint>
-#include <queue>
 #include <vector>
 
+#include "emu/mtia/min_heap.h"
 #include "emu/mtia/params.h"
 
 namespace kevolve::emu::mtia {
@@ -41,11 +41,11 @@ class flow_model {
     uint64_t seq;
     uint32_t pe, idx;
     float weight;
-    bool operator>(const entry& o) const { return finish_v != o.finish_v ? finish_v > o.finish_v : seq > o.seq; }
+    bool before(const entry& o) const { return finish_v != o.finish_v ? finish_v < o.finish_v : seq < o.seq; }
   };
   struct klass {
     double vtime = 0, rate = 0, weight = 0;
-    std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
+    min_heap<entry> heap;
   };
   void recompute();
   std::array<klass, n_classes> cls_;

@@ -117,7 +117,7 @@ int f16_level() {
 // Eight at a time through the hardware conversion; a group with an Inf or
 // NaN goes through the scalar definition (which keeps NaN payloads as they
 // are), so the bits are the definition's either way.
-__attribute__((target("avx2,f16c"))) void widen_f16_x86(const uint8_t* src, int64_t n, float* dst) {
+__attribute__((target("avx2,f16c"))) void widen_f16_x86_checked(const uint8_t* src, int64_t n, float* dst) {
   const __m128i exp_mask = _mm_set1_epi16(0x7c00);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -129,16 +129,35 @@ __attribute__((target("avx2,f16c"))) void widen_f16_x86(const uint8_t* src, int6
   widen_f16_scalar(src, i, n, dst);
 }
 
+// Optimistic passes: convert everything, tracking the largest magnitude
+// (an Inf or NaN is >= 0x7c00); if there was one, convert again with the
+// per-group check above.
+__attribute__((target("avx2,f16c"))) void widen_f16_x86(const uint8_t* src, int64_t n, float* dst) {
+  const __m128i abs_mask = _mm_set1_epi16(0x7fff);
+  __m128i top = _mm_setzero_si128();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    top = _mm_max_epu16(top, _mm_and_si128(h, abs_mask));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_max_epu16(top, _mm_set1_epi16(0x7c00)), top)))
+    return widen_f16_x86_checked(src, n, dst);
+  widen_f16_scalar(src, i, n, dst);
+}
+
 // The same sixteen at a time.
 __attribute__((target("avx512f,avx2,f16c"))) void widen_f16_x86_512(const uint8_t* src, int64_t n, float* dst) {
-  const __m256i exp_mask = _mm256_set1_epi16(0x7c00);
+  const __m256i abs_mask = _mm256_set1_epi16(0x7fff);
+  __m256i top = _mm256_setzero_si256();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
-    const __m256i special = _mm256_cmpeq_epi16(_mm256_and_si256(h, exp_mask), exp_mask);
-    if (_mm256_movemask_epi8(special)) widen_f16_scalar(src, i, i + 16, dst);
-    else _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xffff, h));  // (the unmasked form warns in GCC 12)
+    top = _mm256_max_epu16(top, _mm256_and_si256(h, abs_mask));
+    _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xffff, h));  // (the unmasked form warns in GCC 12)
   }
+  if (_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(top, _mm256_set1_epi16(0x7c00)), top)))
+    return widen_f16_x86_checked(src, n, dst);
   widen_f16_scalar(src, i, n, dst);
 }
 

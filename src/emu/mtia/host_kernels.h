@@ -20,4 +20,10 @@ void narrow_f16(const float* src, int64_t n, uint8_t* dst);
 // fused). a is m x k, b is k x n and o is m x n, all rows contiguous.
 void mm_tile(const float* a, const float* b, int32_t m, int32_t k, int32_t n, float* o);
 
+// v[i] = std::exp(v[i]) (libm's expf) for i < n, vectorised where the
+// host's libm is the one host_exp.cpp reproduces (see there).
+void exp_row(float* v, int32_t n);
+// Whether exp_row takes its vector path on this host.
+bool exp_row_vectorised();
+
 }  // namespace kevolve::emu::mtia

@@ -18,9 +18,7 @@ void device::run_programs_on(int pe_index) {
   const int pes = p_.pes();
   for (int32_t prog = pe_index; prog < num_programs_ && !failed(); prog += pes) {
     if (prog != pe_index) {  // the next program on this PE: wait for the last one, then switch
-      command* c = record(pe, 0, no_engine, p_.program_switch_cycles);
-      if (!c) return;
-      c->kind = cmd_kind::fence;
+      if (!record(pe, 0, no_engine, p_.program_switch_cycles, cmd_kind::fence)) return;
     }
     pe.reset_program_state();
     pe.program = prog;
@@ -87,9 +85,7 @@ int device::barrier() {
   if (num_programs_ > p_.pes())
     return fail(KV_MTIA_ERR_ARG, "kv_mtia_barrier: needs at most one program per PE (" +
                                      std::to_string(num_programs_) + " programs)");
-  command* c = record(*pe, 0, no_engine, p_.barrier_cycles);
-  if (!c) return result_.status;
-  c->kind = cmd_kind::barrier;
+  if (!record(*pe, 0, no_engine, p_.barrier_cycles, cmd_kind::barrier)) return result_.status;
   const std::size_t g = static_cast<std::size_t>(pe_barriers_[pe->id]++);
   if (barrier_arrivals_.size() <= g) barrier_arrivals_.resize(g + 1, 0);
   ++barrier_arrivals_[g];
@@ -132,8 +128,8 @@ void device::assign_broadcast_weights() {
                std::get<4>(keys[a]) == std::get<4>(keys[b]);
       };
       while (hi < keys.size() && same(lo, hi)) ++hi;
-      const float w = 1.0f / static_cast<float>(hi - lo);
-      for (std::size_t k = lo; k < hi; ++k) pes_[std::get<5>(keys[k])].trace[std::get<6>(keys[k])].weight = w;
+      for (std::size_t k = lo; k < hi; ++k)
+        pes_[std::get<5>(keys[k])].trace[std::get<6>(keys[k])].bcast_group = static_cast<uint8_t>(hi - lo);
       lo = hi;
     }
   }

@@ -51,10 +51,25 @@ uint64_t memory::alloc(level where, uint64_t bytes, std::string* error) {
 }
 
 uint8_t* memory::resolve(uint64_t addr, uint64_t len, level* where) const {
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
-                             [](uint64_t a, const region& x) { return a < x.addr; });
-  if (it == regions_.begin()) return nullptr;
-  --it;
+  // The last region starting at or before addr: one of the two found last
+  // (kernels alternate between a few buffers), else a binary search.
+  auto holds = [&](std::size_t i) {
+    return i < regions_.size() && regions_[i].addr <= addr && (i + 1 == regions_.size() || addr < regions_[i + 1].addr);
+  };
+  std::vector<region>::const_iterator it;
+  if (holds(recent_[0])) {
+    it = regions_.begin() + static_cast<std::ptrdiff_t>(recent_[0]);
+  } else if (holds(recent_[1])) {
+    it = regions_.begin() + static_cast<std::ptrdiff_t>(recent_[1]);
+    std::swap(recent_[0], recent_[1]);
+  } else {
+    it = std::upper_bound(regions_.begin(), regions_.end(), addr,
+                          [](uint64_t a, const region& x) { return a < x.addr; });
+    if (it == regions_.begin()) return nullptr;
+    --it;
+    recent_[1] = recent_[0];
+    recent_[0] = static_cast<std::size_t>(it - regions_.begin());
+  }
   if (addr - it->addr > it->bytes || len > it->bytes - (addr - it->addr)) return nullptr;
   if (where) *where = it->addr >= sram_base ? level::sram : level::dram;
   return const_cast<uint8_t*>(it->data.data()) + (addr - it->addr);

@@ -34,6 +34,7 @@ class memory {
     std::vector<uint8_t> data;
   };
   std::vector<region> regions_;  // sorted by addr (bump allocation)
+  mutable std::size_t recent_[2] = {0, 0};  // regions resolve() found last (checked before use)
   uint64_t dram_cap_ = 0, sram_cap_ = 0;
   uint64_t dram_used_ = 0, sram_used_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "emu/mtia/host_kernels.h"
 #include "kevolve/mtia.h"
 
 namespace kevolve::emu::mtia {
@@ -54,7 +55,7 @@ inline void apply_unary_row(int32_t op, float* v, int32_t n) {
     case KV_OP_RELU: return map([](float x) { return apply_unary(KV_OP_RELU, x); });
     case KV_OP_NEG: return map([](float x) { return apply_unary(KV_OP_NEG, x); });
     case KV_OP_SQUARE: return map([](float x) { return apply_unary(KV_OP_SQUARE, x); });
-    case KV_OP_EXP: return map([](float x) { return apply_unary(KV_OP_EXP, x); });
+    case KV_OP_EXP: return exp_row(v, n);
     default: return map([op](float x) { return apply_unary(op, x); });
   }
 }

@@ -56,6 +56,17 @@ struct bcast_record {
   uint64_t addr, rows, row_bytes, stride;
 };
 
+// The scalar core's issue of a trace's leading engine commands (those before
+// its first fence, barrier or scalar-core command) depends on nothing the
+// replay computes: record() does it as they are recorded, with the replay's
+// arithmetic, and the replay starts issuing after them.
+struct pre_issue {
+  bool open = true;      // no fence, barrier or scalar-core command yet
+  uint32_t count = 0;    // commands issued
+  double clock = 0, busy = 0;  // the replay's issue clock and issue-busy cycles after them
+  uint64_t issued = 0;   // of them not covered by a looped instruction
+};
+
 struct pe_state {
   int id = 0, row = 0, col = 0;
   int program = -1;  // program running now
@@ -76,6 +87,7 @@ struct pe_state {
   uint8_t loop_op = 0;
   // trace of the current launch
   std::vector<command> trace;
+  pre_issue pre;
   std::array<std::vector<uint32_t>, n_engines> queue;
   int64_t flops = 0;
 

@@ -38,6 +38,7 @@ command* device::record_scalar(pe_state& pe, uint8_t op, double work) {
     return nullptr;
   }
   pe.trace.emplace_back();
+  pe.pre.open = false;
   command& c = pe.trace.back();
   c.op = op;
   c.eng = scalar_core;

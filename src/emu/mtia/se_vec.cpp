@@ -21,9 +21,13 @@ int64_t y_index(int32_t bcast, int32_t r, int32_t c, int32_t cols) {
   return bcast == KV_Y_ROW ? c : bcast == KV_Y_COL ? r : int64_t(r) * cols + c;
 }
 
+// The row helpers are always inlined into the cloned callers below, so that
+// they are vectorised for the host's vector unit too.
+#define KV_ROW_HELPER inline __attribute__((always_inline))
+
 // out[c] = x[c] op y[c * y_step] (y_step 0: one y for the whole row).
 template <int32_t Op>
-void binary_row_op(const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
+KV_ROW_HELPER void binary_row_op(const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
   if (y_step == 0) {
     const float yv = *y;
     for (int32_t c = 0; c < n; ++c) out[c] = apply_binary(Op, x[c], yv);
@@ -32,7 +36,7 @@ void binary_row_op(const float* x, const float* y, int32_t y_step, float* out, i
   }
 }
 
-void binary_row(int32_t op, const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
+KV_ROW_HELPER void binary_row(int32_t op, const float* x, const float* y, int32_t y_step, float* out, int32_t n) {
   switch (op) {
     case KV_OP_ADD: return binary_row_op<KV_OP_ADD>(x, y, y_step, out, n);
     case KV_OP_SUB: return binary_row_op<KV_OP_SUB>(x, y, y_step, out, n);
@@ -46,7 +50,7 @@ void binary_row(int32_t op, const float* x, const float* y, int32_t y_step, floa
 // Sums of G rows, each adding its columns in order; the rows' independent
 // additions overlap on the host.
 template <int G>
-void sum_rows(const float* x, int32_t cols, float* out) {
+KV_ROW_HELPER void sum_rows(const float* x, int32_t cols, float* out) {
   float acc[G] = {};
   for (int32_t c = 0; c < cols; ++c)
     for (int r = 0; r < G; ++r) acc[r] = acc[r] + x[size_t(r) * cols + c];
@@ -57,7 +61,7 @@ void sum_rows(const float* x, int32_t cols, float* out) {
 // is larger) ends with: the largest non-NaN value, and when that is zero the
 // first zero in column order (its sign), -inf if there is none. The value is
 // found eight lanes at a time.
-float row_max(const float* x, int32_t n) {
+KV_ROW_HELPER float row_max(const float* x, int32_t n) {
   float m[8];
   std::fill(m, m + 8, -INFINITY);
   int32_t c = 0;

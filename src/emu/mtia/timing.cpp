@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 
 #include "emu/mtia/flows.h"
 #include "emu/mtia/memory.h"
+#include "emu/mtia/min_heap.h"
 
 namespace kevolve::emu::mtia {
 
@@ -25,6 +25,11 @@ struct pe_clock {
   std::array<bool, n_engines> dma_busy{};
   std::array<double, n_engines> busy{};
   std::array<double, n_engines> dma_start{};
+  // End time of a dependency the engine's head command found unfinished
+  // (nullptr if none): while it stays -1 the head is not ready.
+  std::array<const double*, n_engines> blocked{};
+  std::array<const uint32_t*, n_engines> queue{};  // the PE's engine queues (fixed during the replay)
+  std::array<uint32_t, n_engines> queued{};
   bool at_barrier = false, dirty = false;
   double arrival = 0;
   uint32_t waiting = 0;  // bit e: engine e has commands left and no DMA in flight
@@ -34,16 +39,28 @@ struct pending {
   double t;
   uint64_t seq;
   uint32_t pe, idx;
-  bool operator>(const pending& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  bool before(const pending& o) const { return t != o.t ? t < o.t : seq < o.seq; }
 };
 
 class replayer {
  public:
   replayer(const params& p, std::vector<pe_state>& pes, int active, run_result& out)
-      : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {}
+      : p_(p), pes_(pes), active_(active), out_(out), flows_(p), st_(static_cast<size_t>(active)) {
+    for (pe_state& pe : pes_) trace_.push_back(pe.trace.data());
+    for (int i = 0; i < active_; ++i)
+      for (int e = 0; e < n_engines; ++e) {
+        st_[i].queue[e] = pes_[i].queue[e].data();
+        st_[i].queued[e] = static_cast<uint32_t>(pes_[i].queue[e].size());
+      }
+  }
 
   bool run(std::string* error) {
     for (int i = 0; i < active_; ++i) {
+      const pre_issue& pre = pes_[i].pre;
+      st_[i].issue_pos = pre.count;
+      st_[i].issue_clock = pre.clock;
+      st_[i].issue_busy = pre.busy;
+      out_.issued += pre.issued;
       for (int e = 0; e < n_engines; ++e)
         if (!pes_[i].queue[e].empty()) st_[i].waiting |= 1u << e;
       mark(i);
@@ -183,7 +200,7 @@ class replayer {
 
   void advance(uint32_t i) {
     pe_clock& s = st_[i];
-    auto& tr = pes_[i].trace;
+    command* const tr = trace_[i];
     bool progress = true;
     while (progress) {
       progress = false;
@@ -191,28 +208,31 @@ class replayer {
       // Engines in order, skipping those with nothing to start.
       for (uint32_t m = s.waiting; m; m &= m - 1) {
         const int e = __builtin_ctz(m);
-        const auto& q = pes_[i].queue[e];
-        while (s.head[e] < q.size() && !s.dma_busy[e]) {
+        const uint32_t* const q = s.queue[e];
+        const uint32_t qn = s.queued[e];
+        while (s.head[e] < qn && !s.dma_busy[e]) {
           const uint32_t idx = q[s.head[e]];
           if (idx >= s.issue_pos) break;
-          if (s.head[e] + 4 * prefetch_ahead < q.size()) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
-          if (s.head[e] + prefetch_ahead < q.size()) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
+          if (s.blocked[e] && *s.blocked[e] < 0) break;
+          if (s.head[e] + 4 * prefetch_ahead < qn) __builtin_prefetch(&q[s.head[e] + 4 * prefetch_ahead]);
+          if (s.head[e] + prefetch_ahead < qn) __builtin_prefetch(&tr[q[s.head[e] + prefetch_ahead]], 1);
           command& c = tr[idx];
           double t_in = 0, t_out = 0;
-          bool ready = true;
-          for (int d = 0; d < n_deps && ready; ++d) {
+          const double* blocked = nullptr;
+          for (int d = 0; d < n_deps && !blocked; ++d) {
             const cmd_ref r = c.dep[d];
             if (r.none()) continue;
-            const double end = r.pe < pes_.size() ? pes_[r.pe].trace[r.idx].end : -1;
-            if (end < 0) ready = false;
-            else if (d == dep_out) t_out = std::max(t_out, end);
-            else t_in = std::max(t_in, end);
+            const double* end = r.pe < trace_.size() ? &trace_[r.pe][r.idx].end : &never_;
+            if (*end < 0) blocked = end;
+            else if (d == dep_out) t_out = std::max(t_out, *end);
+            else t_in = std::max(t_in, *end);
           }
-          if (!ready) break;
+          s.blocked[e] = blocked;
+          if (blocked) break;
           double efree = s.free[e];
           if (c.eng2 != no_engine) efree = std::max(efree, s.free[c.eng2]);
           const double base = std::max({c.issue, t_in, t_out});
-          if (++s.head[e] == q.size()) s.waiting &= ~(1u << e);
+          if (++s.head[e] == qn) s.waiting &= ~(1u << e);
           progress = true;
           if (dma(c)) {
             const double lat = (c.lvl == uint8_t(level::dram) ? p_.dram_latency_cycles : p_.sram_latency_cycles) +
@@ -242,11 +262,12 @@ class replayer {
   void begin_flow(uint32_t i, uint32_t idx) {
     const command& c = pes_[i].trace[idx];
     const bool dram = c.lvl == uint8_t(level::dram);
-    const double charged = c.work * c.weight;
+    const float weight = c.weight();
+    const double charged = c.work * weight;
     if (dram) (c.write ? out_.dram_write : out_.dram_read) += charged;
     else (c.write ? out_.sram_write : out_.sram_read) += charged;
     out_.noc_bytes += charged;
-    flows_.start(flow_model::class_of(dram, c.write), c.work, c.weight, i, idx);
+    flows_.start(flow_model::class_of(dram, c.write), c.work, weight, i, idx);
   }
 
   void finish_flow(uint32_t i, uint32_t idx) {
@@ -297,8 +318,10 @@ class replayer {
   run_result& out_;
   flow_model flows_;
   std::vector<pe_clock> st_;
+  std::vector<command*> trace_;  // pes_[i].trace.data() (fixed during the replay)
+  static constexpr double never_ = -1;  // end of an unresolved dependency
   std::vector<uint32_t> dirty_;
-  std::priority_queue<pending, std::vector<pending>, std::greater<pending>> starts_;
+  min_heap<pending> starts_;
   double now_ = 0;
   uint64_t seq_ = 0;
   int arrived_ = 0;

@@ -39,11 +39,12 @@ void pe_state::reset_launch() {
   for (auto& in : inbox) in = inbox_state{};
   bcasts.clear();
   trace.clear();
+  pre = pre_issue{};
   for (auto& q : queue) q.clear();
   program = -1;
 }
 
-command* device::record(pe_state& pe, uint8_t op, uint8_t eng, double work) {
+command* device::record(pe_state& pe, uint8_t op, uint8_t eng, double work, cmd_kind kind) {
   if (++launch_commands_ > max_commands_per_launch) {
     fail(KV_MTIA_ERR_LIMIT, "launch records more than " + std::to_string(max_commands_per_launch) + " commands");
     return nullptr;
@@ -51,6 +52,7 @@ command* device::record(pe_state& pe, uint8_t op, uint8_t eng, double work) {
   pe.trace.emplace_back();
   command& c = pe.trace.back();
   c.op = op;
+  c.kind = kind;
   c.eng = eng;
   c.work = work;
   if (pe.loop_left > 0) {
@@ -65,16 +67,26 @@ command* device::record(pe_state& pe, uint8_t op, uint8_t eng, double work) {
     if (--pe.loop_left == 0) pe.loop_op = 0;
   }
   if (eng < n_engines) pe.queue[eng].push_back(static_cast<uint32_t>(pe.trace.size() - 1));
+  if (pe.pre.open) {  // the replay's issue step for this command, done now while it is in the cache
+    if (kind != cmd_kind::engine_op) {
+      pe.pre.open = false;
+    } else {
+      c.issue = pe.pre.clock;
+      if (!c.free_issue) {
+        pe.pre.clock += p_.issue_cycles;
+        pe.pre.busy += p_.issue_cycles;
+        ++pe.pre.issued;
+      }
+      ++pe.pre.count;
+    }
+  }
   return &c;
 }
 
-cb_state* device::check_cb(pe_state& pe, int32_t cb, const char* what) {
-  if (cb < 0 || cb >= static_cast<int32_t>(pe.cbs.size())) {
-    fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(cb) +
-                              " is not a circular buffer of this program");
-    return nullptr;
-  }
-  return &pe.cbs[cb];
+cb_state* device::no_cb(pe_state& pe, int32_t cb, const char* what) {
+  fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(cb) +
+                            " is not a circular buffer of this program");
+  return nullptr;
 }
 
 void device::ring_push(slot_ring& r, cmd_ref producer) {
@@ -154,13 +166,10 @@ uint8_t* device::cb_write(pe_state& pe, int32_t id, uint8_t eng, int64_t bytes, 
   return functional_ ? pe.store.data() + cb->offset + uint64_t(v) * cb->slot_bytes : nullptr;
 }
 
-acc_state* device::check_acc(pe_state& pe, int32_t acc, const char* what) {
-  if (acc < 0 || acc >= static_cast<int32_t>(pe.accs.size())) {
-    fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(acc) +
-                              " is not an accumulator of this program");
-    return nullptr;
-  }
-  return &pe.accs[acc];
+acc_state* device::no_acc(pe_state& pe, int32_t acc, const char* what) {
+  fail(KV_MTIA_ERR_ARG, "pe " + std::to_string(pe.id) + ": " + what + ": " + std::to_string(acc) +
+                            " is not an accumulator of this program");
+  return nullptr;
 }
 
 void device::acc_deps(command& c, acc_state& a) {

@@ -2,7 +2,8 @@
 // fp16 conversions over every fp16 value and every fp32 rounding case, the
 // DPE tile matmul against the per-element loop on ragged shapes, and the SE
 // row max and sum against the running max and the in-order sum (signed zeros,
-// NaN, Inf and cancelling magnitudes), whatever the host's vector unit.
+// NaN, Inf and cancelling magnitudes), and the SE's EXP against libm's expf,
+// whatever the host's vector unit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -146,6 +147,34 @@ TEST(emu_host_kernels, se_row_max_and_sum_match_the_running_max_and_the_in_order
         }
       }
     }
+}
+
+
+// Every exponent and sign with random mantissas, softmax-like inputs (x -
+// max <= 0), the range edges where libm over- or underflows, and groups of
+// eight that mix ordinary lanes with Inf, NaN (payload kept) and denormals.
+TEST(emu_host_kernels, se_exp_gives_libm_expf_bits) {
+  std::mt19937 rng(7);
+  std::vector<float> x;
+  for (uint32_t e = 0; e < 256; ++e)
+    for (int k = 0; k < 64; ++k) x.push_back(from_bits((e << 23) | (rng() & 0x807fffffu)));
+  std::uniform_real_distribution<float> soft(-30.0f, 0.0f);
+  for (int k = 0; k < 4096; ++k) x.push_back(soft(rng));
+  for (float edge : {88.0f, 88.7228f, 88.72284f, 89.0f, -87.33655f, -103.2789f, -103.97208f, -104.0f, 0.0f, -0.0f})
+    for (float d : {-1e-3f, 0.0f, 1e-3f}) x.push_back(edge + d), x.push_back(-(edge + d));
+  const float odd[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                       from_bits(0x7fc01234u), from_bits(0xffa00001u), from_bits(0x00000001u), 1e-40f};
+  for (float o : odd)
+    for (int lane = 0; lane < 8; ++lane) {
+      for (int k = 0; k < 8; ++k) x.push_back(k == lane ? o : 0.5f * float(k) - 1.0f);
+    }
+  x.push_back(0.25f);  // a ragged tail
+  for (int off : {0, 5}) {
+    std::vector<float> got(x.begin() + off, x.end());
+    exp_row(got.data(), int32_t(got.size()));
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(bits(got[i]), bits(std::exp(x[i + size_t(off)]))) << "input 0x" << std::hex << bits(x[i + size_t(off)]);
+  }
 }
 
 }  // namespace
