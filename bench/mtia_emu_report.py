@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Per task of a kevolve store: the best correct kernel's roofline fraction
 and speedup over the baseline at every timed shape, the baseline's own
-roofline fraction at that shape, and whether the acceptance bar (>= 0.80 of
-the roofline for memory-bound shapes, >= 0.85 of DPE peak for compute-bound
-ones) is met.
+roofline fraction at that shape, and whether issue 6's acceptance bar is met:
+>= 0.85 of DPE peak for the GEMM-class operator (gemm_bias_relu) at its
+compute-bound shapes, >= 0.80 of the roofline for every other shape (the
+emulator's bound class of a kernel says what bounds that kernel, not which
+term of the roofline binds: a feature_hash kernel bound by its engines is
+still held to 0.80 of the SRAM roofline).
 
 usage: /usr/bin/python3 bench/mtia_emu_report.py STORE
 """
@@ -39,7 +42,8 @@ def main():
                 neck = text(blob, int(m["bottleneck_offset"]), int(m["bottleneck_length"]))
                 frac = float(m["roofline_fraction"])
                 base_frac = frac / float(m["speedup"]) if m["speedup"] > 0 else 0.0
-                bar = 0.85 if neck == "compute-bound" else 0.80
+                gemm = label.startswith("gemm_bias_relu/")
+                bar = 0.85 if gemm and neck == "compute-bound" else 0.80
                 met = frac >= bar
                 misses += not met
                 print(f"{label:32} {shape:24} {frac:6.1%} {base_frac:8.1%} {float(m['speedup']):7.2f}x  "
