@@ -248,20 +248,22 @@ void program(kv_mtia_device* d, const void* user) {
   };
   pass ring[4];
   int64_t np_ = 0;  // passes issued
-  // After pass t is issued: pass t - lag_b drained and packed, S^T of pass
-  // t - lag back in its accumulator (re_sym; in this order, so that the MLU
-  // packs a pass whose sum the RE finished while it cut the operands).
+  // After pass t is issued: pass t - lag_b drained and packed, S and S^T of
+  // pass t - lag added in its accumulator (re_sym; in this order, so that the
+  // MLU packs a pass whose sum the RE finished while it cut the operands).
   auto stages = [&](int64_t t) {
     const bool back = c.re_sym && t - lag >= 0 && t - lag < np_;
     if (back && lag == 0) add_back(ring[t % 4]);  // serial: the sum before its drain
     if (t - lag_b >= 0 && t - lag_b < np_) finish(ring[(t - lag_b) % 4]);
     if (back && lag > 0) add_back(ring[(t - lag) % 4]);
   };
-  for (int64_t g0 = s0, gn = 0; g0 < s1; g0 += gn) {
+  int32_t gn = 0;
+  for (int64_t g0 = s0; g0 < s1; g0 += gn) {
     gn = int32_t(s1 - g0 < c.group ? s1 - g0 : c.group);
-    // the program's last output DMA waits for everything: keep it short
+    // The program's last output DMA waits for everything: keep it short (one
+    // unit of whole passes) where the group before it still ends aligned.
     const int32_t tail = c.unit * c.stack;
-    if (s1 - g0 <= c.group && gn > tail) gn -= tail;
+    if (s1 - g0 <= c.group && gn > tail && (s1 - g0) % c.unit == 0) gn -= tail;
     for (int32_t s = 0; s < gn; s += c.stack) {
       const int32_t qn = gn - s < c.stack ? gn - s : c.stack, r = qn * F;
       const int z = qn == c.stack ? 0 : 1, i = int(np_ % nacc);
