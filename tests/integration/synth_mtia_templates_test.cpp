@@ -96,12 +96,20 @@ void expect_choices_pass(const char* name, const std::vector<synth::param_set>& 
 }
 
 // dot_interaction's fp32 operand choices (l written as bf16 by the SE, the
-// Gram's symmetry with four products) in both variants, on the aligned shape
-// and on the unaligned holdouts, where l_bf16 falls back to MLU copies.
+// Gram's symmetry with four products, its sums on the RE, parts fanned out as
+// bf16 by the MLU or the vector core, two samples per DPE pass) in both
+// variants, on the aligned shapes and on the unaligned holdouts, where l_bf16
+// and fan fall back to MLU copies; pairs_f16_d8 (aligned, F = 16, three or
+// four samples per program) has stacked passes and one-sample ones, and
+// tail_f27_d8's last program ends off its 8-sample output unit.
 TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
   expect_choices_pass("ts_dot_interaction", {{{"l_bf16", 1}, {"slots", 2}},
                                              {{"sym", 1}, {"slots", 2}},
-                                             {{"l_bf16", 1}, {"sym", 1}, {"slots", 3}}});
+                                             {{"l_bf16", 1}, {"sym", 1}, {"slots", 3}},
+                                             {{"sym", 1}, {"re_sym", 1}, {"fan", 2}, {"stack", 2}, {"slots", 3}},
+                                             {{"sym", 1}, {"re_sym", 1}, {"fan", 2}, {"slots", 1}},
+                                             {{"fan", 1}, {"stack", 2}, {"slots", 2}, {"out_units", 2}},
+                                             {{"stack", 2}, {"out_units", 1}}});
 }
 
 // conv1d's streamed tap matrices with their own slot count, resident or not.
