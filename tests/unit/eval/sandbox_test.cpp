@@ -152,16 +152,26 @@ TEST_F(SandboxTest, SignallingTheEvaluatorKillsTheWorker) {
 }
 
 TEST_F(SandboxTest, FilesCannotBeWritten) {
+  ::unlink("/tmp/kevolve-sandbox-probe");
   const call_outcome out = run_kernel("return open(\"/tmp/kevolve-sandbox-probe\", O_WRONLY | O_CREAT, 0644) >= 0 ? 9 : 0;");
   EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc;
   EXPECT_NE(::access("/tmp/kevolve-sandbox-probe", F_OK), 0);
 }
 
+// A world-writable file, so that only the filter (not file permissions or the
+// switch to nobody) stands between the kernel and it.
 TEST_F(SandboxTest, ExistingFilesCannotBeTruncatedOrAppended) {
+  const std::string victim = "/tmp/kevolve-sandbox-writable-victim";
+  { std::ofstream(victim) << "evaluator data\n"; }
+  ::chmod(victim.c_str(), 0666);
   const call_outcome out = run_kernel(
-      "int fa = open(\"/etc/hostname\", O_WRONLY | O_TRUNC); int fb = open(\"/etc/hostname\", O_WRONLY | O_APPEND);\n"
-      "int fc = openat(AT_FDCWD, \"/etc/hostname\", O_RDWR); return (fa >= 0 || fb >= 0 || fc >= 0) ? 9 : 0;");
+      "int fa = open(\"" + victim + "\", O_WRONLY | O_TRUNC); int fb = open(\"" + victim + "\", O_WRONLY | O_APPEND);\n"
+      "int fc = openat(AT_FDCWD, \"" + victim + "\", O_RDWR); return (fa >= 0 || fb >= 0 || fc >= 0) ? 9 : 0;");
+  struct stat st;
+  const bool intact = ::stat(victim.c_str(), &st) == 0 && st.st_size == 15;
+  ::unlink(victim.c_str());
   EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc;
+  EXPECT_TRUE(intact);
 }
 
 TEST_F(SandboxTest, SecretsDoNotReachTheKernel) {
