@@ -32,7 +32,7 @@ std::string set_limit(int resource, rlim_t value, const char* name) {
   return {};
 }
 
-std::string install_filter(bool writes_confined_elsewhere) {
+std::string install_filter(bool writes_confined_elsewhere, bool truncate_confined) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return "seccomp_init failed";
   int rc = 0;
@@ -73,8 +73,10 @@ std::string install_filter(bool writes_confined_elsewhere) {
   const pid_t self = ::getpid();
   rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
   rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
-  // No resizing shared memory under the evaluator.
+  // No resizing shared memory under the evaluator; no truncating by path
+  // unless Landlock governs it (its ABI 3 and later).
   for (int nr : {SCMP_SYS(ftruncate), SCMP_SYS(fallocate)}) deny(nr, EPERM);
+  if (!truncate_confined) deny(SCMP_SYS(truncate), EPERM);
   // No writing to the file system (unless Landlock confines writes instead).
   // Any of these flags opens for writing; each is tested on its own, for
   // open (flags in argument 1) and openat (argument 2).
@@ -88,8 +90,7 @@ std::string install_filter(bool writes_confined_elsewhere) {
     for (int nr : {SCMP_SYS(creat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
                    SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(link),
                    SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod),
-                   SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat),
-                   SCMP_SYS(truncate)})
+                   SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat)})
       deny(nr, EPERM);
   } else {
     // Landlock governs where files are written, not who owns them or their modes.
@@ -110,8 +111,8 @@ std::string install_filter(bool writes_confined_elsewhere) {
 // Landlock: every way of writing to the file system is refused except beneath
 // `dir` and to the existing NVIDIA device files (/dev/nvidia*, opened for
 // writing by the driver and its profiling library).
-std::string confine_writes(const std::string& dir) {
-  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+std::string confine_writes(const std::string& dir, long& abi) {
+  abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return "this kernel has no Landlock, which confines a profiled worker's writes";
   uint64_t dir_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
                         LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
@@ -181,8 +182,9 @@ std::string enter_sandbox(const sandbox_options& o) {
   // Libraries are loaded through /proc/self/fd, which needs a dumpable process.
   ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
-  if (!o.writable_dir.empty() && (err = confine_writes(o.writable_dir)).size()) return err;
-  if (o.seccomp) return install_filter(!o.writable_dir.empty());
+  long landlock_abi = 0;
+  if (!o.writable_dir.empty() && (err = confine_writes(o.writable_dir, landlock_abi)).size()) return err;
+  if (o.seccomp) return install_filter(!o.writable_dir.empty(), landlock_abi >= 3);
   return {};
 }
 

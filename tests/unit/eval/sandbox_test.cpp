@@ -120,7 +120,9 @@ TEST_F(SandboxTest, AProfiledWorkerWritesBeneathItsTmpdirOnly) {
       "int append = open(\"" + victim + "\", O_WRONLY | O_APPEND);\n"
       "int moved = rename(\"" + victim + "\", lock);\n"
       "int mode = chmod(\"" + victim + "\", 0666);\n"
-      "return made != 0 ? 11 : mine < 0 ? 12 : other >= 0 ? 13 : append >= 0 ? 14 : moved == 0 ? 15 : mode == 0 ? 16 : 0;");
+      "int cut = truncate(\"" + victim + "\", 0);\n"
+      "return made != 0 ? 11 : mine < 0 ? 12 : other >= 0 ? 13 : append >= 0 ? 14 : moved == 0 ? 15 : mode == 0 ? 16 :\n"
+      "       cut == 0 ? 17 : 0;");
   struct stat st;
   const bool victim_intact = ::stat(victim.c_str(), &st) == 0 && (st.st_mode & 0777) == 0644 && st.st_size == 15;
   ::unlink(victim.c_str());
@@ -130,7 +132,7 @@ TEST_F(SandboxTest, AProfiledWorkerWritesBeneathItsTmpdirOnly) {
   }
   EXPECT_TRUE(out.ok()) << out.detail << " rc=" << out.rc << " (11 mkdir in TMPDIR failed, 12 lock file refused, "
                         << "13 a new file outside written, 14 an existing file appended, 15 renamed away, "
-                        << "16 chmod allowed)";
+                        << "16 chmod allowed, 17 truncated by path)";
   EXPECT_NE(::access(fresh.c_str(), F_OK), 0);
   EXPECT_TRUE(victim_intact);
 }
