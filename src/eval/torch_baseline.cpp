@@ -97,8 +97,12 @@ side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::
     b.note = "wrong: the torch expression disagrees with the reference: " + bad;
     return b;
   }
-  b.time = summarize_ns(j.value("ns", std::vector<int64_t>{}));
+  const auto ns = j.value("ns", std::vector<int64_t>{});
+  b.time = summarize_ns(ns);
   if (!b.measured()) b.note = "unavailable: the runner timed no calls";
+  else if (const int64_t n = j.value("dispatch_in_time", int64_t(0)); n > 0)
+    b.note = std::to_string(n) + " of " + std::to_string(ns.size()) +
+             " timed calls may include PyTorch's dispatch on the host (it outlasted the GPU work queued ahead of it)";
   return b;
 }
 

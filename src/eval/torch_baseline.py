@@ -10,7 +10,8 @@ DIR/manifest.json, written by the evaluator (src/eval/torch_baseline.cpp):
    "params": {"name": value}}
 with each input's raw bytes (row-major, native dtype) in DIR/<file>.
 
-Writes DIR/<MODE>.json: {"ok": true, "ns": [per-call times], "outputs": [files]}
+Writes DIR/<MODE>.json: {"ok": true, "ns": [per-call times], "outputs": [files],
+"dispatch_in_time": calls whose time may include the host's dispatch}
 with the outputs of one call on the given inputs in DIR/<MODE>_<i>.bin, for the
 evaluator to check against the operator's reference; or {"ok": false,
 "reason": ...}. It never judges the values itself. Timing follows the
@@ -83,13 +84,13 @@ def write_outputs(d, mode, outs):
 
 
 def cpu_times(calls):
-    """Each call timed alone by a monotonic clock."""
+    """Each call timed alone by a monotonic clock; (times, 0)."""
     out = []
     for fn in calls:
         t0 = time.perf_counter_ns()
         fn()
         out.append(time.perf_counter_ns() - t0)
-    return out
+    return out, 0
 
 
 def gpu_times(calls, batch=32):
@@ -99,7 +100,9 @@ def gpu_times(calls, batch=32):
     a candidate's kernels do in the worker. Where the events alone would count
     the GPU waiting for the host (a 20 us kernel behind 50 us of eager dispatch
     timed 70 us), this counts the kernels. A batch whose enqueueing outlasted
-    its sleep is timed again with a longer sleep."""
+    its sleep is timed again with a longer sleep. Returns (times, the number
+    of calls whose batch still outlasted its sleep after 8 tries: their times
+    may include dispatch)."""
     sleep = getattr(torch.cuda, "_sleep", None)
     ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
 
@@ -114,10 +117,10 @@ def gpu_times(calls, batch=32):
         return marks
 
     elapsed_ns = lambda marks: [int(a.elapsed_time(b) * 1e6) for a, b in marks]  # noqa: E731
-    if sleep is None:  # no sleep kernel: plain events (host overhead may count)
+    if sleep is None:  # no sleep kernel: plain events (dispatch may count in any call)
         marks = enqueue(calls)
         torch.cuda.synchronize()
-        return elapsed_ns(marks)
+        return elapsed_ns(marks), len(calls)
     # Nanoseconds per sleep cycle on this GPU, after one sleep to load the
     # kernel (lazy module loading would otherwise be timed with it).
     sleep(1000)
@@ -131,7 +134,7 @@ def gpu_times(calls, batch=32):
     host_ns = 50_000 * batch  # first guess at enqueueing a batch
     boost = 1.0  # doubles whenever a sleep proved too short
     out = []
-    i = retries = 0
+    i = retries = uncovered = 0
     while i < len(calls):
         chunk = calls[i:i + batch]
         s0, s1 = ev(), ev()
@@ -148,19 +151,21 @@ def gpu_times(calls, batch=32):
             retries += 1
             boost = min(boost * 2, 1024.0)
             continue
+        uncovered += len(chunk) if host > slept else 0
         out += elapsed_ns(marks)
         i += batch
         retries = 0
-    return out
+    return out, uncovered
 
 
 def measure(m, fn, args):
-    """Per-call nanoseconds over input sets larger than rotation_bytes."""
+    """Per-call nanoseconds over input sets larger than rotation_bytes, and how
+    many of them may include the host's dispatch."""
     set_bytes = sum(a.numel() * a.element_size() for a in args) or 1
     count = max(1, min(int(m["max_sets"]), math.ceil(m["rotation_bytes"] / set_bytes)))
     sets = [args] + [[a.clone() for a in args] for _ in range(count - 1)]
     times = gpu_times if m["device"] == "cuda" else cpu_times
-    warm = times([lambda s=s: fn(*s) for s in sets])
+    warm, _ = times([lambda s=s: fn(*s) for s in sets])
     est = max(sorted(warm)[len(warm) // 2] * 1e-9, 1e-7)
     reps = int(min(max(m["budget_seconds"] / est, m["min_runs"]), 100000))
     return times([lambda s=sets[i % count]: fn(*s) for i in range(reps)])
@@ -195,8 +200,8 @@ def main():
             call = lambda *a: fn(*a, *params)  # noqa: E731
             outs = as_outputs(call(*args), m["outputs"])
             files = write_outputs(d, mode, outs)
-            ns = measure(m, call, args)
-        result = {"ok": True, "ns": ns, "outputs": files, "torch": torch.__version__}
+            ns, uncovered = measure(m, call, args)
+        result = {"ok": True, "ns": ns, "outputs": files, "torch": torch.__version__, "dispatch_in_time": uncovered}
     except Exception as e:  # the evaluator reports it; it is not an evaluation error
         last = traceback.format_exception_only(type(e), e)[-1].strip()
         result = {"ok": False, "reason": last[:2000]}
