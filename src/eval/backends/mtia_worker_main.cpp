@@ -5,7 +5,7 @@
 // emulated device memory, calls kernels and reports return codes, emulated
 // times and the profile of the last call.
 //
-// usage: kevolve-mtia-worker NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1) PROFILE.yaml
+// usage: kevolve-mtia-worker NUM_REGIONS NUM_LIBS ADDRESS_SPACE_BYTES SANDBOX(0|1|2, sandbox.h) PROFILE.yaml
 // fds:   as kevolve-worker (worker_protocol.h)
 //
 // One input set is resident at a time: every call copies its set's inputs
@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
   const int num_regions = std::atoi(argv[1]);
   const int num_libs = std::atoi(argv[2]);
   const unsigned long long as_bytes = std::strtoull(argv[3], nullptr, 10);
-  const bool sandbox = std::atoi(argv[4]) != 0;
+  const int sandbox_mode = std::atoi(argv[4]);
   if (num_regions < 1 || num_regions > wire::kMaxRegions || num_libs < 1 || num_libs > wire::kMaxLibs)
     die(wire::kExitSetupFailed, "bad region or library count");
   auto params = kevolve::spec::load_mtia_profile(argv[5]);
@@ -264,10 +264,8 @@ int main(int argc, char** argv) {
   // The device (its program stacks included) exists before the sandbox closes.
   s.dev = std::make_unique<emu::device>(*params);
 
-  sandbox_options opts;
+  sandbox_options opts = sandbox_for_mode(sandbox_mode);
   opts.address_space_bytes = as_bytes;
-  opts.drop_privileges = sandbox;
-  opts.seccomp = sandbox;
   const std::string err = enter_sandbox(opts);
   if (!err.empty()) die(wire::kExitSandboxFailed, err);
 
