@@ -86,9 +86,10 @@ caf::behavior coordinator_actor(self_ptr self, coordinator_wiring* wiring) {
   self->state.w = wiring;
   self->state.epoch = clock::now();
   self->delayed_send(self, kTick, tick_atom::value);
-  self->send(self, caf::atom("start"));
+  // CAF runs this function when the actor is first scheduled, possibly after
+  // ranks' hellos were queued: the sweep starts here, not by a message behind them.
+  deliver(self, self->state.w->core->start(now(self)));
   return {
-      [=](caf::atom_constant<caf::atom("start")>) { deliver(self, self->state.w->core->start(now(self))); },
       [=](const sweep::rank_hello& h) { deliver(self, self->state.w->core->on_hello(h, now(self))); },
       [=](const sweep::eval_result& r) { on_result(self, r); },
       [=](const store::rank_record& beat) { deliver(self, self->state.w->core->on_heartbeat(beat, now(self))); },

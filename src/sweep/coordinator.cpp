@@ -21,6 +21,9 @@ void coordinator::add_local_evaluator(int id, const std::string& backend, double
 
 outbox coordinator::start(double now) {
   outbox out;
+  // Hellos may come first (they arrive on the transport's thread): a greeting
+  // they already ended, in failure or with a running sweep, stays as it is.
+  if (phase_ != phase::greeting) return out;
   started_ = last_checkpoint_ = now;
   if (expected_.empty()) {
     phase_ = phase::running;

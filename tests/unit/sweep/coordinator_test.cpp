@@ -182,5 +182,27 @@ TEST(Coordinator, ARankThatCannotServeStopsTheSweepBeforeAnythingIsWritten) {
   EXPECT_NE(f.c->result().failure.message.find("rank 1 (gpu7): given backend 'cuda'"), std::string::npos);
 }
 
+// The hellos arrive on the transport's thread and may be queued before the
+// coordinator starts: a start after a failed greeting must not run the sweep.
+TEST(Coordinator, AStartAfterAFailedGreetingKeepsTheRanksError) {
+  fixture f({1, 2});
+  rank_hello h;
+  h.host = "n";
+  h.backend = "cpu";
+  h.rank = 1;
+  f.c->on_hello(h, 0);
+  h.rank = 2;
+  h.backend.clear();
+  h.error = "given backend 'cuda' by the rank map (runtime.ranks), but no CUDA device";
+  outbox failed = f.c->on_hello(h, 0);
+  EXPECT_EQ(failed.stops, (std::vector<int>{1, 2}));
+  outbox late = f.c->start(0);
+  EXPECT_FALSE(late.checkpoint.has_value());
+  EXPECT_TRUE(late.evaluations.empty() && late.synthesis.empty() && late.notices.empty());
+  EXPECT_EQ(f.c->result().how, outcome::kind::failed);
+  EXPECT_NE(f.c->result().failure.message.find("rank 2 (n): given backend 'cuda'"), std::string::npos)
+      << f.c->result().failure.message;
+}
+
 }  // namespace
 }  // namespace kevolve::sweep
