@@ -1,4 +1,5 @@
 #include "common/fs.h"
+#include "common/scratch.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -66,8 +67,12 @@ expected<void> install_file_atomic(const fs::path& from, const fs::path& to) {
 }
 
 expected<temp_dir> temp_dir::create(const std::string& prefix, const fs::path& in) {
-  const char* base = std::getenv("TMPDIR");
-  fs::path root = !in.empty() ? in : (base && *base) ? fs::path(base) : fs::temp_directory_path();
+  fs::path root = in;
+  if (root.empty()) {
+    auto scratch = process_scratch_root();
+    if (!scratch) return tl::unexpected(scratch.error());
+    root = *scratch;
+  }
   std::string tmpl = (root / (prefix + "XXXXXX")).string();
   if (!mkdtemp(tmpl.data()))
     return make_error(errc::io_error, "cannot create temporary directory in " + root.string() + ": " + std::strerror(errno));

@@ -21,7 +21,7 @@ expected<void> install_file_atomic(const std::filesystem::path& from, const std:
 // A directory created with mkdtemp and removed (recursively) on destruction.
 class temp_dir {
  public:
-  // In `root`, else $TMPDIR, else the system's temporary directory.
+  // In `root`, else in this process's scratch root (common/scratch.h).
   static expected<temp_dir> create(const std::string& prefix, const std::filesystem::path& root = {});
   temp_dir(temp_dir&& other) noexcept;
   temp_dir& operator=(temp_dir&& other) noexcept;

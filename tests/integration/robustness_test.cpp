@@ -36,9 +36,12 @@ int child_processes() {
   return n;
 }
 
+// Directories and files in `dir` and in the scratch roots there (common/scratch.h),
+// not counting the roots themselves.
 size_t entries(const std::filesystem::path& dir) {
   size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator(dir); it != std::filesystem::directory_iterator(); ++it) ++n;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    n += e.path().filename().string().find('@') != std::string::npos ? entries(e.path()) : 1;
   return n;
 }
 

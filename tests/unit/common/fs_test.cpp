@@ -197,9 +197,11 @@ TEST(temp_dir, honours_tmpdir) {
     else ::unsetenv("TMPDIR");
     ASSERT_TRUE(t.has_value()) << t.error().message;
     p = t->path();
-    EXPECT_EQ(p.parent_path(), base.path());
+    EXPECT_EQ(p.parent_path().parent_path(), base.path());  // in this process's scratch root there
   }
-  EXPECT_TRUE(fs::is_empty(base.path()));
+  EXPECT_FALSE(fs::exists(p));
+  EXPECT_EQ(entries(base.path()).size(), 1u);
+  EXPECT_TRUE(fs::is_empty(p.parent_path()));
 }
 
 // Two evaluators sharing a compile cache may finish the same kernel at once:
