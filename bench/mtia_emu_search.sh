@@ -12,7 +12,8 @@
 # indexed gathers, segmented sums); `integer` is bucketize,feature_hash (the
 # SE / vector core's integer, compare and local-gather intrinsics); `fp32dpe`
 # is dot_interaction,conv1d (fp32 as split-bf16 products on the DPE, their
-# first variant); `all` runs all twelve)
+# first variant); `all` runs all twelve). VARIANTS=all searches every dtype
+# variant of each operator (e.g. dot_interaction's bf16 besides its fp32).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/runs/mtia_emu_bench}
@@ -32,6 +33,7 @@ cat > "$out/sweep.yaml" <<YAML
 sweep:
   operators: [${ops//,/, }]
   backends: [mtia_emu]
+  variants: ${VARIANTS:-default}
   synthesizer: builtin
   seed: 1
 search:

@@ -4,7 +4,8 @@
 // symmetry (fp32 as four bf16 products: h.h + m.m, S = m.h + l.h, S + S^T added back by the RE's segment sums), h and m
 // written once as bf16 by the SE and copied by the vector core for the DPE and the MLU's transposes, l as bf16 by the
 // SE, and two F <= 16 samples per DPE pass. The SE's six split passes per sample (D = 128) or the DPE's 32-cycle fills
-// (D = 64) bound it (bench/README.md, mtia_emu_search; knowledge/hardware/mtia2i/optimization.md).
+// (D = 64) bound it; bf16 (aligned samples) has the vector core copy x for the DPE and the MLU's transpose
+// (bench/README.md, mtia_emu_search; knowledge/hardware/mtia2i/optimization.md).
 #define KVP_SLOTS 3
 #define KVP_OUT_UNITS 4
 #define KVP_L_BF16 1
@@ -62,7 +63,7 @@ struct cfg {
   bool l_bf16;  // l straight from the SE as bf16 (samples 32-byte aligned)
   bool sym;     // four products and S + S^T (fp32)
   bool re_sym;  // sym: S + S^T added in the accumulator by the RE
-  int32_t fan;  // fp32 parts: 0 MLU cuts, 1 SE bf16 + MLU copies, 2 SE bf16 + vector core copies
+  int32_t fan;  // operands: 0 MLU cuts, 1 MLU copies (fp32: of the SE's bf16 h and m), 2 vector core copies
 };
 
 int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
@@ -223,7 +224,7 @@ void program(kv_mtia_device* d, const void* user) {
     const int32_t ne = r * D;
     for (int k = 0; k < nparts; ++k) {
       const bool need_b = !(c.sym && k == 2);  // sym: no l^T
-      if (c.fan) {
+      if (split && c.fan) {
         if (!need_b) continue;  // the SE wrote a_op[2]
         if (c.fan == 1) {
           kv_mtia_mlu_transpose(d, pv[k], KV_CB_KEEP, r, D, 2, b_op[k]);
@@ -237,6 +238,17 @@ void program(kv_mtia_device* d, const void* user) {
       }
       if (k == 2 && c.l_bf16) {  // l: already contiguous bf16
         if (need_b) kv_mtia_mlu_transpose(d, lm, KV_CB_POP, r, D, 2, b_op[k]);
+        continue;
+      }
+      if (!split && c.fan == 1) {  // bf16, aligned: the MLU transposes x and copies it as the A operand
+        kv_mtia_mlu_transpose(d, src[0], KV_CB_KEEP, r, D, 2, b_op[0]);
+        kv_mtia_mlu_copy(d, src[0], KV_CB_POP, 0, 1, ne * 2, ne * 2, a_op[0]);
+        continue;
+      }
+      if (!split && c.fan == 2) {  // bf16, aligned: the vector core copies x twice, the MLU only transposes
+        kv_mtia_int_op(d, 1, KV_IOP_OR, src[0], KV_CB_KEEP, -1, 0, a_op[0], ne / 2, KV_I32, 0);
+        kv_mtia_int_op(d, 1, KV_IOP_OR, src[0], KV_CB_POP, -1, 0, tsrc, ne / 2, KV_I32, 0);
+        kv_mtia_mlu_transpose(d, tsrc, KV_CB_POP, r, D, 2, b_op[0]);
         continue;
       }
       const int32_t rows = split ? ne : 1, row_bytes = split ? 2 : ne * 2, stride = split ? 4 : ne * 2;
@@ -316,8 +328,9 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.slots = KVP_SLOTS;
   c.op_slots = KVP_SLOTS > 1 ? 2 : 1;
   c.group = c.unit * KVP_OUT_UNITS;
-  const bool aligned = c.dtype == KV_F32 && c.x % 32 == 0 && c.f * c.d * 4 % 32 == 0;
-  c.l_bf16 = KVP_L_BF16 && aligned;
+  // Samples that start 32-byte aligned: every pass's x begins its slot.
+  const bool aligned = c.x % 32 == 0 && c.f * c.d * c.eb % 32 == 0;
+  c.l_bf16 = KVP_L_BF16 && aligned && c.dtype == KV_F32;
   c.sym = KVP_SYM && c.dtype == KV_F32;
   c.fan = aligned ? KVP_FAN : 0;
   c.re_sym = KVP_RE_SYM && c.sym;
