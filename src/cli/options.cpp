@@ -177,7 +177,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       eval_command& e = cl.eval;
       po::options_description d("kevolve eval options");
       d.add_options()("help,h", "show help")("op", po::value<std::string>(&e.op)->required(), "operator name or YAML file")(
-          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu, cuda or mtia_emu")(
+          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu, cuda, hip, hip_on_cuda or mtia_emu")(
           "kernel", po::value<std::string>(&e.kernel)->required(), "kernel source file")(
           "variant", po::value<std::string>(&e.variant), "dtype variant (default: the operator's first)")(
           "shapes", po::value<std::vector<std::string>>()->multitoken(), "all, or names of shape points")(
