@@ -112,6 +112,15 @@ TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
                                              {{"stack", 2}, {"out_units", 1}}});
 }
 
+// The row templates in every variant: a 16-bit row is widened to fp32, so
+// at odd_tail (N = 1003: 32-byte-aligned chunks of 16 rows) five fp32 stages
+// did not fit in local memory and layernorm's bf16 variant had no kernel at
+// all (gamma and beta now pass through x's buffer, w shares u's).
+TEST(SynthMtiaTemplates, RowTemplatesPassEveryVariantAtOddRows) {
+  for (const char* name : {"ts_layernorm", "ts_softmax", "ts_rmsnorm"})
+    expect_choices_pass(name, {{{"slots", 1}}, {{"slots", 3}}, {{"chunk_kb", 4}, {"slots", 2}}});
+}
+
 // conv1d's streamed tap matrices with their own slot count, resident or not.
 TEST(SynthMtiaTemplates, Conv1dWeightSlotsPass) {
   expect_choices_pass("ts_conv1d", {{{"wslots", 2}, {"slots", 1}},
