@@ -1,8 +1,9 @@
 // knowledge/examples/mtia_emu/layernorm.cpp: an honest mtia_emu kernel of layernorm (kevolve eval --backend mtia_emu).
-// knowledge/templates/mtia_emu/row_norm.cpp.tmpl with the parameters below: double-buffered CBs, larger chunks.
-#define KVP_SLOTS 2
+// knowledge/templates/mtia_emu/row_norm.cpp.tmpl with the parameters below: triple-buffered CBs, 16 KiB chunks,
+// every pass on the SE (w in u's buffer, so that a 16-bit row of 1003 fits in local memory).
+#define KVP_SLOTS 3
 #define KVP_CHUNK_KB 16
-#define KVP_VEC_TAIL 1
+#define KVP_VEC_TAIL 0
 // Row-wise softmax / rmsnorm / layernorm over x [B, N] on the MTIA-like
 // emulator. Each program owns a band of rows (cut at 32-byte boundaries) and
 // streams it in chunks of ~KVP_CHUNK_KB KiB through a chain of SIMD-engine
@@ -17,9 +18,12 @@
 #include <kevolve/mtia.h>
 
 #define KIND_layernorm 1
+#ifndef KIND_softmax
+#define KIND_softmax 0
+#endif
 // Chunk-sized fp32 stages (besides a widened 16-bit x) one slot of the chain holds.
 #if KIND_layernorm
-#define F32_STAGES 4
+#define F32_STAGES (KVP_VEC_TAIL ? 4 : 3) /* without the vector core, w shares u's buffer */
 #define PARAM_ROWS 2 /* gamma, beta */
 #elif KIND_rmsnorm
 #define F32_STAGES 2
@@ -63,21 +67,26 @@ void program(kv_mtia_device* d, const void* user) {
   const int cb_u = kv_mtia_cb_alloc(d, f, s);
   const int cb_s = kv_mtia_cb_alloc(d, st, 2);
   const int cb_r = kv_mtia_cb_alloc(d, st, 2);
-  const int cb_xf = c.dtype == KV_F32 ? cb_x : kv_mtia_cb_alloc(d, f, s);
+  const int cb_xf = c.dtype == KV_F32 || KIND_softmax ? cb_x : kv_mtia_cb_alloc(d, f, s);
 #if KIND_layernorm || KIND_rmsnorm
   const int cb_g = kv_mtia_cb_alloc(d, int32_t(c.cols * 4), 1);
   {
-    const int cb_graw = c.dtype == KV_F32 ? cb_g : kv_mtia_cb_alloc(d, int32_t(c.row_bytes), 1);
+    // 16-bit: the raw row passes through x's first slot (same producer and
+    // consumer engines: DMA in, SE widen), so it takes no local memory of its own.
+    const int cb_graw = c.dtype == KV_F32 ? cb_g : cb_x;
     kv_mtia_dma_in(d, cb_graw, kv_mtia_rows(c.gamma, 1, c.row_bytes, c.row_bytes));
     if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_graw, KV_CB_POP, cb_g, 1, cols, c.dtype, KV_F32, 1.0f, 0.0f);
   }
 #endif
 #if KIND_layernorm
-  const int cb_w = kv_mtia_cb_alloc(d, f, s);
+  // On the SE alone, w = v * gamma is written and read by the SE after it
+  // read u: it can share u's buffer (one producer and one consumer engine).
+  // With the vector core's tail, w is the vector core's and needs its own.
+  const int cb_w = KVP_VEC_TAIL ? kv_mtia_cb_alloc(d, f, s) : cb_u;
   const int cb_v = kv_mtia_cb_alloc(d, f, s);
   const int cb_be = kv_mtia_cb_alloc(d, int32_t(c.cols * 4), 1);
   {
-    const int cb_braw = c.dtype == KV_F32 ? cb_be : kv_mtia_cb_alloc(d, int32_t(c.row_bytes), 1);
+    const int cb_braw = c.dtype == KV_F32 ? cb_be : cb_x;  // as gamma's
     kv_mtia_dma_in(d, cb_braw, kv_mtia_rows(c.beta, 1, c.row_bytes, c.row_bytes));
     if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_braw, KV_CB_POP, cb_be, 1, cols, c.dtype, KV_F32, 1.0f, 0.0f);
   }
@@ -86,22 +95,25 @@ void program(kv_mtia_device* d, const void* user) {
     const int32_t n = int32_t(r1 - r < c.chunk_rows ? r1 - r : c.chunk_rows);
     const int64_t bytes = n * c.row_bytes;
     kv_mtia_dma_in(d, cb_x, kv_mtia_rows(c.x + uint64_t(r * c.row_bytes), 1, bytes, bytes));
-    if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
 #if KIND_softmax
     // The max and the subtraction read x: both on one engine (the vector
-    // core with KVP_VEC_TAIL), exp, sum and divide on the SE.
-    TAIL_OP(KV_OP_RMAX, cb_xf, KV_CB_KEEP, -1, 0, 0, cb_s, n, cols, KV_F32, KV_F32);
-    TAIL_OP(KV_OP_SUB, cb_xf, KV_CB_POP, cb_s, KV_CB_POP, KV_Y_COL, cb_t, n, cols, KV_F32, KV_F32);
+    // core with KVP_VEC_TAIL), exp, sum and divide on the SE. A 16-bit x is
+    // read as it is: its row max is one of its values (exact in its dtype),
+    // and x - max is formed in fp32, so no widening pass is needed.
+    TAIL_OP(KV_OP_RMAX, cb_x, KV_CB_KEEP, -1, 0, 0, cb_s, n, cols, c.dtype, c.dtype);
+    TAIL_OP(KV_OP_SUB, cb_x, KV_CB_POP, cb_s, KV_CB_POP, KV_Y_COL, cb_t, n, cols, c.dtype, KV_F32);
     kv_mtia_se_unary(d, KV_OP_EXP, cb_t, KV_CB_POP, cb_u, n, cols, KV_F32, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_u, KV_CB_KEEP, -1, 0, 0, cb_r, n, cols, KV_F32, KV_F32);
     kv_mtia_se_binary(d, KV_OP_DIV, cb_u, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_y, n, cols, KV_F32, c.dtype);
 #elif KIND_rmsnorm
+    if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_unary(d, KV_OP_SQUARE, cb_xf, KV_CB_KEEP, cb_t, n, cols, KV_F32, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_t, KV_CB_POP, -1, 0, 0, cb_s, n, cols, KV_F32, KV_F32);
     kv_mtia_se_unary(d, KV_OP_RSQRT, cb_s, KV_CB_POP, cb_r, 1, n, KV_F32, KV_F32, 1.0f / float(c.cols), c.eps);
     kv_mtia_se_binary(d, KV_OP_MUL, cb_xf, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_u, n, cols, KV_F32, KV_F32);
     TAIL_OP(KV_OP_MUL, cb_u, KV_CB_POP, cb_g, KV_CB_KEEP, KV_Y_ROW, cb_y, n, cols, KV_F32, c.dtype);
 #else  // layernorm
+    if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_xf, KV_CB_KEEP, -1, 0, 0, cb_s, n, cols, KV_F32, KV_F32);
     kv_mtia_se_unary(d, KV_OP_COPY, cb_s, KV_CB_POP, cb_r, 1, n, KV_F32, KV_F32, -1.0f / float(c.cols), 0.0f);
     kv_mtia_se_binary(d, KV_OP_ADD, cb_xf, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_t, n, cols, KV_F32, KV_F32);
@@ -139,13 +151,13 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   c.chunk_rows = rows < c.unit ? c.unit : rows;
   if (c.chunk_rows > c.rows) c.chunk_rows = c.rows;  // one chunk holds every row
   // Local memory as program() allocates it: per slot x and y (the I/O dtype)
-  // and the fp32 stages of the chain (one more to widen a 16-bit x); once the
-  // row statistics (2 CBs x 2 slots) and gamma/beta (fp32, plus the raw row
-  // when 16-bit); 16 KiB of slack.
-  const int64_t n_f32 = F32_STAGES + (c.dtype == KV_F32 ? 0 : 1);
+  // and the fp32 stages of the chain (one more to widen a 16-bit x, but softmax reads it as it is); once the
+  // row statistics (2 CBs x 2 slots) and gamma/beta (fp32; a 16-bit raw row
+  // passes through x's buffer); 16 KiB of slack.
+  const int64_t n_f32 = F32_STAGES + (c.dtype == KV_F32 || KIND_softmax ? 0 : 1);
   auto fixed = [&](int64_t chunk) {
     const int64_t st = chunk * 4 < 32 ? 32 : chunk * 4;
-    return 4 * st + PARAM_ROWS * (c.cols * 4 + (c.dtype == KV_F32 ? 0 : c.row_bytes));
+    return 4 * st + PARAM_ROWS * c.cols * 4;
   };
   auto per_slot_bytes = [&](int64_t chunk) { return 2 * chunk * c.row_bytes + n_f32 * chunk * c.cols * 4; };
   const int64_t ls = kv_mtia_query(dev, KV_MTIA_Q_LS_BYTES) - 16384;
