@@ -4,7 +4,9 @@
 #include "app/store_skills.h"
 #include "common/fs.h"
 #include "knowledge/knowledge_base.h"
+#include "spec/operator_loader.h"
 #include "store/hdf5_store.h"
+#include "synth/builtin_synthesizer.h"
 
 namespace kevolve::app {
 namespace {
@@ -34,10 +36,57 @@ int promote(const cli::kb_command& cmd) {
   return exit_ok;
 }
 
+// The kernel a builtin template writes at a parameter point (the
+// synthesizer's own renderer), for `kevolve eval` of points a search did not
+// reach. Every given parameter must be declared with an allowed value.
+int render(const cli::kb_command& cmd) {
+  auto op = spec::find_operator(cmd.op);
+  if (!op) return report_error(op.error());
+  const spec::variant* var = cmd.variant.empty() ? &op->variants.front() : op->find_variant(cmd.variant);
+  if (!var) return report_error({errc::invalid_input, "--variant: " + op->name + " has no variant '" + cmd.variant + "'"});
+  auto synth = synth::builtin_synthesizer::create();
+  if (!synth) return report_error(synth.error());
+  const auto serving = (*synth)->serving(*op, var, cmd.backend);
+  std::string names;
+  for (const auto* t : serving) names += (names.empty() ? "" : ", ") + t->name;
+  const synth::template_info* t = nullptr;
+  for (const auto* s : serving)
+    if (cmd.template_name.empty() || s->name == cmd.template_name) {
+      t = s;
+      break;
+    }
+  if (!t)
+    return report_error({errc::invalid_input, "no builtin template " + (cmd.template_name.empty() ? "" : "'" + cmd.template_name + "' ") +
+                                                  "serves " + op->name + " (" + var->name + ") on " + cmd.backend +
+                                                  (names.empty() ? "" : "; templates that do: " + names)});
+  synth::param_set p = t->space.defaults();
+  if (!cmd.params.empty()) {
+    const auto given = nlohmann::json::parse(cmd.params, nullptr, false);
+    if (given.is_discarded() || !given.is_object())
+      return report_error({errc::invalid_input, "--params: expected a JSON object, e.g. '{\"slots\": 2}', got " + cmd.params});
+    for (const auto& [name, value] : given.items()) {
+      const synth::param_def* d = t->space.find(name);
+      if (!d) return report_error({errc::invalid_input, "--params: " + t->name + " has no parameter '" + name + "'"});
+      if (d->index_of(value) < 0) {
+        std::string allowed;
+        for (const auto& v : d->values) allowed += (allowed.empty() ? "" : ", ") + v.dump();
+        return report_error({errc::invalid_input, "--params: " + t->name + " parameter '" + name + "' takes " + allowed +
+                                                      ", got " + value.dump()});
+      }
+      p[name] = value;
+    }
+  }
+  const auto k = (*synth)->render_with(*t, *op, p, "kb render");
+  if (!k.ok) return report_error({errc::invalid_input, t->name + ": " + k.error});
+  std::fwrite(k.code.data(), 1, k.code.size(), stdout);
+  return exit_ok;
+}
+
 }  // namespace
 
 int run_kb(const cli::kb_command& cmd) {
   if (cmd.action == "promote") return promote(cmd);
+  if (cmd.action == "render") return render(cmd);
   auto kb = knowledge::knowledge_base::load();
   if (!kb) return report_error(kb.error());
   if (cmd.action == "list") {

@@ -22,7 +22,8 @@ const char* kUsage =
     "  eval     evaluate one kernel file against one operator\n"
     "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
     "  doctor   report what this machine has and measure its roofline\n"
-    "  kb       the knowledge base: kb list, kb search QUERY [--backend B] [--trigger T...], kb promote STORE\n"
+    "  kb       the knowledge base: kb list, kb search QUERY [--backend B] [--trigger T...], kb promote STORE,\n"
+    "           kb render OPERATOR --backend B [--template T] [--params JSON] (a builtin template's kernel)\n"
     "  export   training data from a store: export STORE --format sft|dpo|trajectory [--out FILE]\n"
     "\n"
     "exit codes: 0 ok, 1 verdict other than ok, 2 bad input or usage, 3 internal error\n"
@@ -266,29 +267,40 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "diagnosis triggers (memory_bound, compile_error, ...)")(
           "limit", po::value<int>(&k.limit)->default_value(5), "search: at most this many documents")(
           "min-speedup", po::value<double>(&k.min_speedup)->default_value(1.05), "promote: tasks at least this fast")(
-          "dir", po::value<std::string>(&k.dir), "promote: write skills here (default: knowledge/skills)");
+          "dir", po::value<std::string>(&k.dir), "promote: write skills here (default: knowledge/skills)")(
+          "variant", po::value<std::string>(&k.variant), "render: dtype variant (default: the operator's first)")(
+          "template", po::value<std::string>(&k.template_name), "render: template <backend>/<name> (default: the preferred one)")(
+          "params", po::value<std::string>(&k.params), "render: JSON object of parameters over the template's defaults");
       po::positional_options_description p;
       p.add("action", 1).add("query", -1);
       if (help) {
         cl.command = "help";
         cl.help_text = render(d, "usage: kevolve kb list\n       kevolve kb search QUERY... [--backend B] [--hardware H] [--trigger T...]\n"
-                                 "       kevolve kb promote STORE [--min-speedup X] [--dir DIR]");
+                                 "       kevolve kb promote STORE [--min-speedup X] [--dir DIR]\n"
+                                 "       kevolve kb render OPERATOR --backend B [--variant V] [--template T] [--params JSON]");
         return cl;
       }
       po::variables_map kvm;
       po::store(po::command_line_parser(rest).options(d).positional(p).run(), kvm);
       po::notify(kvm);
-      if (k.action != "list" && k.action != "search" && k.action != "promote")
-        return make_error(errc::invalid_input, "kb: expected 'list', 'search QUERY' or 'promote STORE', got '" + k.action + "'");
+      if (k.action != "list" && k.action != "search" && k.action != "promote" && k.action != "render")
+        return make_error(errc::invalid_input,
+                          "kb: expected 'list', 'search QUERY', 'promote STORE' or 'render OPERATOR', got '" + k.action + "'");
       if (kvm.count("query")) {
         const auto words = kvm["query"].as<std::vector<std::string>>();
         if (k.action == "promote") {
           if (words.size() != 1) return make_error(errc::invalid_input, "kb promote: expected one store (kevolve kb promote STORE)");
           k.store = words[0];
+        } else if (k.action == "render") {
+          if (words.size() != 1)
+            return make_error(errc::invalid_input, "kb render: expected one operator (kevolve kb render OPERATOR --backend B)");
+          k.op = words[0];
         } else {
           for (const auto& w : words) k.query += (k.query.empty() ? "" : " ") + w;
         }
       }
+      if (k.action == "render" && (k.op.empty() || k.backend.empty()))
+        return make_error(errc::invalid_input, "kb render: expected an operator and --backend (kevolve kb render OPERATOR --backend B)");
       if (k.action == "promote" && k.store.empty())
         return make_error(errc::invalid_input, "kb promote: expected a store (kevolve kb promote STORE)");
       if (k.action == "search" && k.query.empty() && k.triggers.empty())

@@ -68,8 +68,11 @@ struct doctor_command {
 };
 
 struct kb_command {
-  std::string action;                 // list | search | promote
+  std::string action;                 // list | search | promote | render
   std::string store;                  // promote: the sweep's store
+  std::string op, variant;            // render: the operator (name or YAML) and dtype variant ("" = first)
+  std::string template_name;          // render: "<backend>/<stem>" ("" = the preferred serving one)
+  std::string params;                 // render: JSON object of parameters over the template's defaults
   double min_speedup = 1.05;          // promote: tasks whose best beats the baseline by this
   std::string dir;                    // promote: where skills go ("" = knowledge/skills)
   std::string query;                  // search: free text

@@ -210,6 +210,42 @@ class EvalUsage(unittest.TestCase):
         self.assertIn(f"error: {f}:", p.stderr)
 
 
+class KbRender(unittest.TestCase):
+    """kevolve kb render: a builtin template's kernel at a parameter point, which kevolve eval accepts."""
+
+    def test_a_rendered_point_is_the_template_at_those_parameters_and_evaluates(self):
+        op = DATA / "operators" / "ts_dot_interaction.yaml"
+        p = kevolve("kb", "render", op, "--backend", "mtia_emu", "--variant", "bf16",
+                    "--params", '{"fan": 1, "slots": 3, "stack": 2}')
+        self.assertEqual(p.returncode, 0, describe(p))
+        first = p.stdout.splitlines()[0]
+        self.assertTrue(first.startswith("// kevolve-template: mtia_emu/dot_interaction {"), first)
+        self.assertIn('"fan":1', first)
+        self.assertIn('"slots":3', first)
+        self.assertIn('"out_units":1', first)  # the default where none was given
+        self.assertIn("#define KVP_FAN 1", p.stdout)
+        with tempfile.TemporaryDirectory() as d:
+            k = Path(d) / "k.cpp"
+            k.write_text(p.stdout)
+            e = kevolve("eval", "--backend", "mtia_emu", "--op", op, "--variant", "bf16", "--kernel", k, "--trials", "2")
+            self.assertEqual(e.returncode, 0, describe(e))
+
+    def test_bad_parameters_template_and_variant_exit_2_naming_them(self):
+        cases = [(["--params", '{"fan": 7}'], "parameter 'fan' takes 0, 1, 2, got 7"),
+                 (["--params", '{"nope": 1}'], "has no parameter 'nope'"),
+                 (["--params", "[1]"], "--params: expected a JSON object"),
+                 (["--template", "cpu/row_softmax"], "templates that do: mtia_emu/dot_interaction"),
+                 (["--variant", "fp8"], "has no variant 'fp8'")]
+        for extra, message in cases:
+            p = kevolve("kb", "render", "dot_interaction", "--backend", "mtia_emu", *extra)
+            self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
+            self.assertIn(message, p.stderr)
+            self.assertEqual(p.stdout, "")
+        p = kevolve("kb", "render", "dot_interaction")
+        self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
+        self.assertIn("--backend", p.stderr)
+
+
 class EvalVerdicts(unittest.TestCase):
     OP = DATA / "operators" / "t_softmax.yaml"
 
