@@ -41,6 +41,10 @@ struct cfg {
   float eps;
 };
 
+// A 16-bit x is widened to fp32 once per chunk, except for softmax, which
+// reads it as it is (its row max is exact in its dtype; x - max is formed in fp32).
+bool widens_x(int32_t dtype) { return dtype != KV_F32 && !KIND_softmax; }
+
 #if KVP_VEC_TAIL
 #define TAIL_OP(op, x, xf, y, yf, bc, out, n, cols, in, od) \
   kv_mtia_vec_op(d, op, x, xf, y, yf, bc, out, n, cols, in, od, 1.0f, 0.0f)
@@ -66,7 +70,7 @@ void program(kv_mtia_device* d, const void* user) {
   const int cb_u = kv_mtia_cb_alloc(d, f, s);
   const int cb_s = kv_mtia_cb_alloc(d, st, 2);
   const int cb_r = kv_mtia_cb_alloc(d, st, 2);
-  const int cb_xf = c.dtype == KV_F32 || KIND_softmax ? cb_x : kv_mtia_cb_alloc(d, f, s);
+  const int cb_xf = widens_x(c.dtype) ? kv_mtia_cb_alloc(d, f, s) : cb_x;
 #if KIND_layernorm || KIND_rmsnorm
   const int cb_g = kv_mtia_cb_alloc(d, int32_t(c.cols * 4), 1);
   {
@@ -94,25 +98,22 @@ void program(kv_mtia_device* d, const void* user) {
     const int32_t n = int32_t(r1 - r < c.chunk_rows ? r1 - r : c.chunk_rows);
     const int64_t bytes = n * c.row_bytes;
     kv_mtia_dma_in(d, cb_x, kv_mtia_rows(c.x + uint64_t(r * c.row_bytes), 1, bytes, bytes));
+    if (widens_x(c.dtype)) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
 #if KIND_softmax
-    // The max and the subtraction read x: both on one engine (the vector
-    // core with KVP_VEC_TAIL), exp, sum and divide on the SE. A 16-bit x is
-    // read as it is: its row max is one of its values (exact in its dtype),
-    // and x - max is formed in fp32, so no widening pass is needed.
+    // The max and the subtraction read x (in its own dtype): both on one
+    // engine (the vector core with KVP_VEC_TAIL), exp, sum and divide on the SE.
     TAIL_OP(KV_OP_RMAX, cb_x, KV_CB_KEEP, -1, 0, 0, cb_s, n, cols, c.dtype, c.dtype);
     TAIL_OP(KV_OP_SUB, cb_x, KV_CB_POP, cb_s, KV_CB_POP, KV_Y_COL, cb_t, n, cols, c.dtype, KV_F32);
     kv_mtia_se_unary(d, KV_OP_EXP, cb_t, KV_CB_POP, cb_u, n, cols, KV_F32, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_u, KV_CB_KEEP, -1, 0, 0, cb_r, n, cols, KV_F32, KV_F32);
     kv_mtia_se_binary(d, KV_OP_DIV, cb_u, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_y, n, cols, KV_F32, c.dtype);
 #elif KIND_rmsnorm
-    if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_unary(d, KV_OP_SQUARE, cb_xf, KV_CB_KEEP, cb_t, n, cols, KV_F32, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_t, KV_CB_POP, -1, 0, 0, cb_s, n, cols, KV_F32, KV_F32);
     kv_mtia_se_unary(d, KV_OP_RSQRT, cb_s, KV_CB_POP, cb_r, 1, n, KV_F32, KV_F32, 1.0f / float(c.cols), c.eps);
     kv_mtia_se_binary(d, KV_OP_MUL, cb_xf, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_u, n, cols, KV_F32, KV_F32);
     TAIL_OP(KV_OP_MUL, cb_u, KV_CB_POP, cb_g, KV_CB_KEEP, KV_Y_ROW, cb_y, n, cols, KV_F32, c.dtype);
 #else  // layernorm
-    if (c.dtype != KV_F32) kv_mtia_se_unary(d, KV_OP_COPY, cb_x, KV_CB_POP, cb_xf, n, cols, c.dtype, KV_F32, 1.0f, 0.0f);
     kv_mtia_se_binary(d, KV_OP_SUM, cb_xf, KV_CB_KEEP, -1, 0, 0, cb_s, n, cols, KV_F32, KV_F32);
     kv_mtia_se_unary(d, KV_OP_COPY, cb_s, KV_CB_POP, cb_r, 1, n, KV_F32, KV_F32, -1.0f / float(c.cols), 0.0f);
     kv_mtia_se_binary(d, KV_OP_ADD, cb_xf, KV_CB_POP, cb_r, KV_CB_POP, KV_Y_COL, cb_t, n, cols, KV_F32, KV_F32);
@@ -153,7 +154,7 @@ extern "C" int kevolve_kernel(const kv_args* a, kv_mtia_device* dev) {
   // and the fp32 stages of the chain (one more to widen a 16-bit x, but softmax reads it as it is); once the
   // row statistics (2 CBs x 2 slots) and gamma/beta (fp32; a 16-bit raw row
   // passes through x's buffer); 16 KiB of slack.
-  const int64_t n_f32 = F32_STAGES + (c.dtype == KV_F32 || KIND_softmax ? 0 : 1);
+  const int64_t n_f32 = F32_STAGES + (widens_x(c.dtype) ? 1 : 0);
   auto fixed = [&](int64_t chunk) {
     const int64_t st = chunk * 4 < 32 ? 32 : chunk * 4;
     return 4 * st + PARAM_ROWS * c.cols * 4;
