@@ -13,6 +13,16 @@
 namespace kevolve::sweep {
 namespace {
 
+// A rank's hello: the backend it serves, or the error that keeps it from serving.
+rank_hello hello(int rank, const std::string& host, const std::string& backend, const std::string& error = "") {
+  rank_hello h;
+  h.rank = rank;
+  h.host = host;
+  h.backend = backend;
+  h.error = error;
+  return h;
+}
+
 struct fixture {
   temp_dir dir = *temp_dir::create("kevolve-coordinator-");
   std::unique_ptr<coordinator> c;
@@ -142,14 +152,9 @@ TEST(Coordinator, AFailureThatEndsDuringAStopStaysPendingForResume) {
 
 TEST(Coordinator, RanksThatDoNotSayByeAreNotWaitedForInFinalize) {
   fixture f({1, 2});
-  rank_hello h;
-  h.host = "n";
-  h.backend = "cpu";
-  h.rank = 1;
   f.c->start(0);
-  EXPECT_TRUE(f.c->on_hello(h, 0).starts.empty());  // rank 2 has not said hello yet
-  h.rank = 2;
-  outbox go = f.c->on_hello(h, 0);
+  EXPECT_TRUE(f.c->on_hello(hello(1, "n", "cpu"), 0).starts.empty());  // rank 2 has not said hello yet
+  outbox go = f.c->on_hello(hello(2, "n", "cpu"), 0);
   EXPECT_EQ(go.starts.size(), 2u);
   EXPECT_EQ(go.starts[0].second.device_index, -1);  // cpu ranks own no GPU
   f.c->on_checkpoint_done(go.checkpoint_sequence, "", 0);
@@ -168,11 +173,7 @@ TEST(Coordinator, RanksThatDoNotSayByeAreNotWaitedForInFinalize) {
 TEST(Coordinator, ARankThatCannotServeStopsTheSweepBeforeAnythingIsWritten) {
   fixture f({1});
   f.c->start(0);
-  rank_hello h;
-  h.rank = 1;
-  h.host = "gpu7";
-  h.error = "given backend 'cuda' by KEVOLVE_BACKEND, but no CUDA device";
-  outbox out = f.c->on_hello(h, 0);
+  outbox out = f.c->on_hello(hello(1, "gpu7", "", "given backend 'cuda' by KEVOLVE_BACKEND, but no CUDA device"), 0);
   EXPECT_FALSE(out.checkpoint.has_value());
   EXPECT_EQ(out.stops, (std::vector<int>{1}));  // it waits to hear the sweep is off, then exits non-zero
   outbox bye = f.c->on_bye(1, 1);
@@ -186,15 +187,9 @@ TEST(Coordinator, ARankThatCannotServeStopsTheSweepBeforeAnythingIsWritten) {
 // coordinator starts: a start after a failed greeting must not run the sweep.
 TEST(Coordinator, AStartAfterAFailedGreetingKeepsTheRanksError) {
   fixture f({1, 2});
-  rank_hello h;
-  h.host = "n";
-  h.backend = "cpu";
-  h.rank = 1;
-  f.c->on_hello(h, 0);
-  h.rank = 2;
-  h.backend.clear();
-  h.error = "given backend 'cuda' by the rank map (runtime.ranks), but no CUDA device";
-  outbox failed = f.c->on_hello(h, 0);
+  f.c->on_hello(hello(1, "n", "cpu"), 0);
+  outbox failed =
+      f.c->on_hello(hello(2, "n", "", "given backend 'cuda' by the rank map (runtime.ranks), but no CUDA device"), 0);
   EXPECT_EQ(failed.stops, (std::vector<int>{1, 2}));
   outbox late = f.c->start(0);
   EXPECT_FALSE(late.checkpoint.has_value());
