@@ -115,10 +115,26 @@ TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
 // The row templates in every variant: a 16-bit row is widened to fp32, so
 // at odd_tail (N = 1003: 32-byte-aligned chunks of 16 rows) five fp32 stages
 // did not fit in local memory and layernorm's bf16 variant had no kernel at
-// all (gamma and beta now pass through x's buffer, w shares u's).
+// all (gamma and beta now pass through x's buffer, w shares u's); with the
+// vector core's share it still had none until the share became optional
+// where its buffer does not fit.
 TEST(SynthMtiaTemplates, RowTemplatesPassEveryVariantAtOddRows) {
   for (const char* name : {"ts_layernorm", "ts_softmax", "ts_rmsnorm"})
-    expect_choices_pass(name, {{{"slots", 1}}, {{"slots", 3}}, {{"chunk_kb", 4}, {"slots", 2}}});
+    expect_choices_pass(name, {{{"slots", 1}},
+                               {{"slots", 3}},
+                               {{"chunk_kb", 4}, {"slots", 2}},
+                               {{"vec_tail", 1}, {"slots", 3}}});
+}
+
+// Row statistics on the reduction engine (softmax's max; layernorm's sums of
+// x and of squares, in three pipeline stages), with and without the vector
+// core's share, at one-row chunks, several chunks per program and the odd
+// holdouts (where the RE layout does not fit local memory, the SE chain runs).
+TEST(SynthMtiaTemplates, RowStatisticsOnTheReductionEnginePassEveryVariant) {
+  for (const char* name : {"ts_layernorm", "ts_softmax"})
+    expect_choices_pass(name, {{{"re_stats", 1}, {"slots", 1}},
+                               {{"re_stats", 1}, {"slots", 3}, {"chunk_kb", 4}},
+                               {{"re_stats", 1}, {"vec_tail", 1}, {"slots", 2}, {"chunk_kb", 8}}});
 }
 
 // conv1d's streamed tap matrices with their own slot count, resident or not.

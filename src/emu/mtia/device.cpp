@@ -144,6 +144,7 @@ int32_t device::query(int32_t what) {
     case KV_MTIA_Q_GRID_COLS: return static_cast<int32_t>(p_.pe_cols);
     case KV_MTIA_Q_LS_BYTES: return static_cast<int32_t>(p_.ls_bytes);
     case KV_MTIA_Q_ALIGN: return static_cast<int32_t>(p_.dma_align_bytes);
+    case KV_MTIA_Q_ACC_BYTES: return static_cast<int32_t>(p_.re_acc_bytes);
     case KV_MTIA_Q_NUM_PROGRAMS: return num_programs_;
     default: break;
   }

@@ -140,5 +140,33 @@ TEST(emu_errors, an_error_is_sticky_and_the_next_run_starts_clean) {
   EXPECT_EQ(r.cycles, dev.config().launch_cycles);  // an empty launch costs the launch
 }
 
+// A kernel sizes its tiles from the queried capacities: accumulators that
+// fill exactly KV_MTIA_Q_ACC_BYTES fit, one fp32 row more overflows (both
+// profiles), and KV_MTIA_Q_LS_BYTES is the profile's local memory.
+void fill_accumulators(kv_mtia_device* d, const void* u) {
+  const int extra = *static_cast<const int*>(u);
+  const int32_t bytes = kv_mtia_query(d, KV_MTIA_Q_ACC_BYTES), cols = 64;
+  kv_mtia_acc_alloc(d, bytes / (4 * cols) / 2, cols);
+  kv_mtia_acc_alloc(d, bytes / (4 * cols) / 2 + extra, cols);
+}
+
+TEST(emu_errors, accumulator_capacity_is_queryable) {
+  for (const auto& p : {mtia2i(), mtia300()}) {
+    device dev(p);
+    for (int extra : {0, 1}) {
+      dev.begin_run();
+      EXPECT_EQ(kv_mtia_query(dev.handle(), KV_MTIA_Q_ACC_BYTES), int32_t(p.re_acc_bytes));
+      EXPECT_EQ(kv_mtia_query(dev.handle(), KV_MTIA_Q_LS_BYTES), int32_t(p.ls_bytes));
+      kv_mtia_launch(dev.handle(), 64, fill_accumulators, &extra);
+      const run_result r = dev.end_run();
+      if (extra == 0) {
+        EXPECT_TRUE(r.ok()) << r.message;
+      } else {
+        EXPECT_EQ(r.status, KV_MTIA_ERR_CAPACITY) << r.message;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kevolve::emu::mtia::testing

@@ -187,6 +187,7 @@ struct kv_mtia_device {
 #define KV_MTIA_Q_GRID_COLS 5
 #define KV_MTIA_Q_LS_BYTES 6 /* local memory per PE */
 #define KV_MTIA_Q_ALIGN 7    /* DMA alignment in bytes (1 = unaligned allowed) */
+#define KV_MTIA_Q_ACC_BYTES 8 /* RE accumulator bytes per PE (fp32 tiles of kv_mtia_acc_alloc) */
 
 /* ---- grid, programs, synchronization --------------------------------- */
 /* Runs fn once per program id; costs the profile's launch time. */
