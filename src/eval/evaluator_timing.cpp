@@ -279,7 +279,10 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   totals.kernel_seconds += oc.wall_seconds;
   if (!oc.ok()) return failed_call(sv, oc, "timing");
   auto prof = cand.profile(timeout);
-  if (prof.ok()) sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
+  if (prof.ok()) {
+    sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
+    sv.metrics = backend_->profile_metrics(prof.ns);
+  }
   // The baseline's time is as deterministic: measured once per shape.
   auto known = baseline_once_.find(p);
   if (known == baseline_once_.end()) {

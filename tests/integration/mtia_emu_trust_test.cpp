@@ -1,6 +1,8 @@
 // The mtia_emu backend against TRUST.md: cheating kernels (static and at run
 // time in the emulator), honest examples and the emulated-time verdict. Small
 // shapes (tests/data/operators/ts_*.yaml); no GPU or accelerator needed.
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "common/paths.h"
@@ -60,6 +62,19 @@ TEST_F(MtiaTrust, HonestKernelGetsEmulatedTimeRooflineAndProfile) {
     EXPECT_LE(s.roofline_fraction, 1.0 / 0.5);
     EXPECT_NE(s.profile.find("bound:"), std::string::npos) << s.profile;
     EXPECT_NE(s.profile.find("tensors in SRAM"), std::string::npos) << s.profile;
+    // The engines' busy shares as metrics (what rules and prompts read),
+    // the same figures as the profile line: bias_gelu streams through the
+    // fabric interface and the SE and vector core; the DPE has nothing to do.
+    for (const char* e : {"fi_in", "fi_out", "dpe", "re", "se", "vec", "mlu"}) {
+      const auto m = s.metrics.find(std::string(e) + "_pct");
+      ASSERT_NE(m, s.metrics.end()) << e;
+      char text[32];
+      std::snprintf(text, sizeof text, " %s %.0f%%", e, m->second);
+      EXPECT_NE(s.profile.find(text), std::string::npos) << text << " in " << s.profile;
+    }
+    EXPECT_GT(s.metrics.at("fi_in_pct"), 10.0) << s.profile;
+    EXPECT_GT(s.metrics.at("se_pct") + s.metrics.at("vec_pct"), 10.0) << s.profile;
+    EXPECT_EQ(s.metrics.at("dpe_pct"), 0.0) << s.profile;
   }
   // Deterministic: the same kernel gets the same time again.
   const auto again = run(example("bias_gelu"));

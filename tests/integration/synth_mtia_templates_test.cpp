@@ -137,6 +137,60 @@ TEST(SynthMtiaTemplates, RowStatisticsOnTheReductionEnginePassEveryVariant) {
                                {{"re_stats", 1}, {"vec_tail", 1}, {"slots", 2}, {"chunk_kb", 8}}});
 }
 
+// The shipped rules steer a row kernel by the emulator's engine metrics: an
+// SE busy most of the time moves the row statistics to the RE, then an SE
+// still saturated beside an idle vector core gives it its share. Each child
+// passes the evaluator.
+TEST(SynthMtiaTemplates, EngineMetricsSteerRowKernelsOffTheSe) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  const spec::operator_spec op = test_operator("ts_layernorm");
+  const spec::variant& var = op.variants.back();  // bf16
+  ASSERT_EQ(var.name, "bf16");
+  auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  const auto ts = (*s)->serving(op, &var, "mtia_emu");
+  ASSERT_EQ(ts.size(), 1u);
+  auto child_of = [&](const std::string& code, std::map<std::string, double> metrics) {
+    synth::context_item parent;
+    parent.code = code;
+    parent.result = eval::status::ok;
+    parent.bottleneck = "compute-bound";
+    parent.roofline_fraction = 0.5;
+    parent.metrics = std::move(metrics);
+    synth::synthesis_request req;
+    req.op = &op;
+    req.variant = &var;
+    req.backend = "mtia_emu";
+    req.seed = 11;
+    req.mode = search::memory_mode::inherit;
+    req.context = {parent};
+    return (*s)->write(req);
+  };
+  const auto root = (*s)->render_with(*ts[0], op, ts[0]->space.defaults(), "defaults");
+  ASSERT_NE(root.code.find("#define KVP_RE_STATS 0"), std::string::npos);
+  const auto first = child_of(root.code, {{"se_pct", 88.0}, {"vec_pct", 0.0}, {"re_pct", 0.0}});
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_NE(first.summary.find("rule row_statistics_off_the_se"), std::string::npos) << first.summary;
+  EXPECT_NE(first.code.find("#define KVP_RE_STATS 1"), std::string::npos) << first.summary;
+  EXPECT_NE(first.code.find("#define KVP_VEC_TAIL 0"), std::string::npos) << first.summary;
+  const auto second = child_of(first.code, {{"se_pct", 94.0}, {"vec_pct", 0.0}, {"re_pct", 75.0}});
+  ASSERT_TRUE(second.ok) << second.error;
+  EXPECT_NE(second.summary.find("rule se_share_to_the_vector_core"), std::string::npos) << second.summary;
+  EXPECT_NE(second.code.find("#define KVP_RE_STATS 1"), std::string::npos) << second.summary;
+  EXPECT_NE(second.code.find("#define KVP_VEC_TAIL 1"), std::string::npos) << second.summary;
+  // Without the metrics (a store written before them) neither rule fires.
+  const auto blind = child_of(root.code, {});
+  EXPECT_EQ(blind.summary.find("row_statistics_off_the_se"), std::string::npos) << blind.summary;
+  for (const auto* k : {&first, &second}) {
+    auto v = (*ev)->evaluate(k->code);
+    ASSERT_TRUE(v.has_value()) << v.error().message;
+    EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << k->summary << ": " << v->reason;
+  }
+}
+
 // conv1d's streamed tap matrices with their own slot count, resident or not.
 TEST(SynthMtiaTemplates, Conv1dWeightSlotsPass) {
   expect_choices_pass("ts_conv1d", {{{"wslots", 2}, {"slots", 1}},

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,12 @@ class backend {
   virtual std::string describe_profile(const std::vector<int64_t>& words, std::string* bottleneck) const {
     (void)words;
     (void)bottleneck;
+    return {};
+  }
+  // The same profile as counters by short name (the shape's `metrics`, which
+  // the synthesizers' rules and prompts read), e.g. an emulator's engine busy %.
+  virtual std::map<std::string, double> profile_metrics(const std::vector<int64_t>& words) const {
+    (void)words;
     return {};
   }
 };

@@ -152,4 +152,12 @@ std::string mtia_emu_backend::describe_profile(const std::vector<int64_t>& w, st
   return s + buf;
 }
 
+std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vector<int64_t>& w) const {
+  std::map<std::string, double> m;
+  if (w.size() < size_t(mtia_emu::pw_count)) return m;
+  for (int e = 0; e < emu::mtia::n_engines; ++e)
+    m[std::string(emu::mtia::engine_name(e)) + "_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_util + e)]);
+  return m;
+}
+
 }  // namespace kevolve::eval

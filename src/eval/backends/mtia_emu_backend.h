@@ -55,6 +55,8 @@ class mtia_emu_backend : public backend {
   bool deterministic_timer() const override { return true; }
   spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const override;
   std::string describe_profile(const std::vector<int64_t>& words, std::string* bottleneck) const override;
+  // <engine>_pct: each engine's busy share of the run (fi_in, fi_out, dpe, re, se, vec, mlu).
+  std::map<std::string, double> profile_metrics(const std::vector<int64_t>& words) const override;
 
  private:
   cpu_compiler compiler_;
