@@ -75,6 +75,17 @@ TEST_F(MtiaTrust, HonestKernelGetsEmulatedTimeRooflineAndProfile) {
     EXPECT_GT(s.metrics.at("fi_in_pct"), 10.0) << s.profile;
     EXPECT_GT(s.metrics.at("se_pct") + s.metrics.at("vec_pct"), 10.0) << s.profile;
     EXPECT_EQ(s.metrics.at("dpe_pct"), 0.0) << s.profile;
+    // Why engines waited, as shares of all their waiting: one per reason,
+    // summing to 100; a streaming kernel's engines wait for their inputs.
+    double waited = 0;
+    for (const char* why : {"issue", "input", "output", "dma_latency", "bandwidth", "barrier"}) {
+      const auto m = s.metrics.find(std::string("wait_") + why + "_pct");
+      ASSERT_NE(m, s.metrics.end()) << why << " in " << s.profile;
+      waited += m->second;
+    }
+    EXPECT_NEAR(waited, 100.0, 1e-6) << s.profile;
+    EXPECT_GT(s.metrics.at("wait_input_pct"), 0.0) << s.profile;
+    EXPECT_NE(s.profile.find("engines waited for: issue"), std::string::npos) << s.profile;
   }
   // Deterministic: the same kernel gets the same time again.
   const auto again = run(example("bias_gelu"));

@@ -13,6 +13,23 @@
 #include "spec/mtia_profile.h"
 
 namespace kevolve::eval {
+
+namespace {
+
+// Why the engines sat idle before their commands (mtia.md 6.4: waiting on a
+// CB, a DMA's latency, shared bandwidth, the issue slot, a barrier), each
+// reason's share of all such cycles in percent; empty when none waited.
+std::vector<std::pair<std::string, double>> stall_shares(const std::vector<int64_t>& w) {
+  std::vector<std::pair<std::string, double>> out;
+  double total = 0;
+  for (int i = 0; i < emu::mtia::n_stalls; ++i) total += mtia_emu::from_word(w[size_t(mtia_emu::pw_stall + i)]);
+  if (!(total > 0)) return out;
+  for (int i = 0; i < emu::mtia::n_stalls; ++i)
+    out.emplace_back(emu::mtia::stall_name(i), 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_stall + i)]) / total);
+  return out;
+}
+
+}  // namespace
 namespace fs = std::filesystem;
 
 namespace {
@@ -149,7 +166,16 @@ std::string mtia_emu_backend::describe_profile(const std::vector<int64_t>& w, st
   }
   std::snprintf(buf, sizeof buf, "; DRAM %.1f MB, SRAM %.1f MB", from_word(w[pw_dram_bytes]) / 1e6,
                 from_word(w[pw_sram_bytes]) / 1e6);
-  return s + buf;
+  s += buf;
+  const auto shares = stall_shares(w);
+  if (!shares.empty()) {
+    s += "; engines waited for:";
+    for (const auto& [name, pct] : shares) {
+      std::snprintf(buf, sizeof buf, " %s %.0f%%", name.c_str(), pct);
+      s += buf;
+    }
+  }
+  return s;
 }
 
 std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vector<int64_t>& w) const {
@@ -157,6 +183,7 @@ std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vecto
   if (w.size() < size_t(mtia_emu::pw_count)) return m;
   for (int e = 0; e < emu::mtia::n_engines; ++e)
     m[std::string(emu::mtia::engine_name(e)) + "_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_util + e)]);
+  for (const auto& [name, pct] : stall_shares(w)) m["wait_" + name + "_pct"] = pct;
   return m;
 }
 

@@ -33,8 +33,9 @@ enum profile_word : int {
   pw_commands,
   pw_dram_bytes,
   pw_sram_bytes,
-  pw_util,  // n_engines utilisations follow
-  pw_count = pw_util + 7
+  pw_util,                // n_engines utilisations follow
+  pw_stall = pw_util + 7,  // n_stalls stall cycles (engine idle gaps by reason, summed over PEs) follow
+  pw_count = pw_stall + 6
 };
 
 inline int64_t to_word(double d) {
