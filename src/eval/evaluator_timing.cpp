@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <thread>
 
 #include "common/fs.h"
@@ -265,40 +267,56 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   return sv;
 }
 
-// A deterministic timer (an emulator's cycle count): one call per side on a
-// set the kernel cannot predict, with fresh poison; its output is checked
-// and its time is the shape's time. Wall and CPU time of the worker measure
-// the emulator, not the kernel, so they are not compared.
+// A deterministic timer (an emulator's cycle count): one call per side on
+// every verification set (at most verify_trials of them; the candidate's in
+// an order it cannot predict), each with fresh poison and its outputs
+// checked; the shape's time is the median. A data-dependent kernel (gathers,
+// segments) takes different times on different sets, so one drawn set would
+// make the verdict depend on the draw, and the baseline is timed on the same
+// sets. Wall and CPU time of the worker measure the emulator, not the kernel,
+// so they are not compared.
 shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
   const problem_state& ps = data_->problem(p);
   const milliseconds timeout = options_.call_timeout;
-  const uint32_t sets = uint32_t(ps.buf.num_sets);
-  const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(std::max(1, options_.verify_trials))));
-  data_->poison_outputs(p, int(checked_set), poison_byte(checked_set + 7));
-  auto oc = cand.time(0, checked_set, 1, timeout);
-  totals.kernel_seconds += oc.wall_seconds;
-  if (!oc.ok()) return failed_call(sv, oc, "timing");
+  const uint32_t n_sets = std::min<uint32_t>(uint32_t(ps.buf.num_sets), uint32_t(std::max(1, options_.verify_trials)));
+  std::vector<uint32_t> order(n_sets);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng_);
+  std::vector<int64_t> ns;
+  for (const uint32_t set : order) {
+    data_->poison_outputs(p, int(set), poison_byte(set + 7));
+    auto oc = cand.time(0, set, 1, timeout);
+    totals.kernel_seconds += oc.wall_seconds;
+    if (!oc.ok()) return failed_call(sv, oc, "timing");
+    ns.insert(ns.end(), oc.ns.begin(), oc.ns.end());
+  }
+  // the profile of the last timed call
   auto prof = cand.profile(timeout);
   if (prof.ok()) {
     sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
     sv.metrics = backend_->profile_metrics(prof.ns);
   }
-  // The baseline's time is as deterministic: measured once per shape.
+  // The baseline's times are as deterministic: measured once per shape.
   auto known = baseline_once_.find(p);
   if (known == baseline_once_.end()) {
-    auto ob = data_->baseline_worker().time(0, 0, 1, timeout);
-    totals.kernel_seconds += ob.wall_seconds;
-    if (!ob.ok()) {
-      sv.result = status::skipped;
-      sv.reason = "the baseline failed while timing: " + ob.detail;
-      return sv;
+    std::vector<int64_t> bns;
+    for (uint32_t set = 0; set < n_sets; ++set) {
+      auto ob = data_->baseline_worker().time(0, set, 1, timeout);
+      totals.kernel_seconds += ob.wall_seconds;
+      if (!ob.ok()) {
+        sv.result = status::skipped;
+        sv.reason = "the baseline failed while timing: " + ob.detail;
+        return sv;
+      }
+      bns.insert(bns.end(), ob.ns.begin(), ob.ns.end());
     }
-    known = baseline_once_.emplace(p, ob.ns).first;
+    known = baseline_once_.emplace(p, std::move(bns)).first;
   }
   if (last) cand.release();
   phase_clock check_clock(totals.phases, "check outputs and inputs");
-  if (!check_left_behind(p, checked_set, "outputs of the timed call", sv)) return sv;
-  sv.candidate = summarize_ns(oc.ns);
+  for (const uint32_t set : order)
+    if (!check_left_behind(p, set, "outputs of the timed calls", sv)) return sv;
+  sv.candidate = summarize_ns(ns);
   sv.baseline = summarize_ns(known->second);
   return judge_times(p, std::move(sv));
 }

@@ -122,6 +122,40 @@ TEST_F(MtiaTrust, ProbingForTimingOnlyRunsGainsNothing) {
   }
 }
 
+// A data-dependent kernel (embedding bags: its gathers follow the offsets)
+// takes different emulated times on different input sets. Both sides are
+// timed on every verification set and the median is the shape's time, so
+// the verdict does not depend on which set a random draw picked: two
+// evaluations agree to the cycle, on as many calls as there are sets.
+TEST(MtiaBackend, DataDependentTimesAreTheMedianOverEverySet) {
+  const auto opts = fast_options();
+  std::vector<eval::shape_verdict> first;
+  for (int round = 0; round < 2; ++round) {
+    auto ev = eval::evaluator::create(test_operator("ts_embedding_bag_sum"), "fp32", opts, mtia_profile());
+    ASSERT_TRUE(ev.has_value()) << ev.error().message;
+    auto v = (*ev)->evaluate(example("embedding_bag_sum"));
+    ASSERT_TRUE(v.has_value()) << v.error().message;
+    ASSERT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+    std::vector<eval::shape_verdict> timed;
+    for (const auto& s : v->shapes)
+      if (!s.holdout) timed.push_back(s);
+    ASSERT_FALSE(timed.empty());
+    for (const auto& s : timed) {
+      EXPECT_EQ(s.candidate.runs, opts.verify_trials) << s.shape;
+      EXPECT_EQ(s.baseline.runs, opts.verify_trials) << s.shape;
+    }
+    if (round == 0) {
+      first = timed;
+      continue;
+    }
+    ASSERT_EQ(timed.size(), first.size());
+    for (size_t i = 0; i < timed.size(); ++i) {
+      EXPECT_EQ(timed[i].candidate.median_s, first[i].candidate.median_s) << timed[i].shape;
+      EXPECT_EQ(timed[i].baseline.median_s, first[i].baseline.median_s) << timed[i].shape;
+    }
+  }
+}
+
 TEST(MtiaBackend, UnknownProfileIsAClearError) {
   ::setenv("KEVOLVE_MTIA_PROFILE", "no_such_chip", 1);
   auto hw = eval::mtia_hardware_profile();
