@@ -271,6 +271,7 @@ shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand
     auto out = cand.call(0, uint32_t(s), options_.call_timeout);
     totals.kernel_seconds += out.wall_seconds;
     if (!out.ok()) return failed_call(sv, out, when);
+    if (last && sv.holdout && t == trials) cand.release();  // it exits while we check
     ++sv.trials;
     phase_clock check_clock(totals.phases, "check outputs and inputs");
     // Inputs are checked once per shape, after the last call (finish_candidate),
@@ -292,8 +293,6 @@ shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand
                   (ps.baseline_is_reference ? " (checked against the trusted baseline)" : "");
       return sv;
     }
-    if (left_work_behind(out.worker_cpu_ns, cand, when, sv)) return sv;
-    if (last && sv.holdout && t == trials) cand.release();
   }
   if (sv.holdout || options_.verify_only) {
     phase_clock check_clock(totals.phases, "check outputs and inputs");

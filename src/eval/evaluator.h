@@ -83,7 +83,6 @@ class evaluator {
   shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
   // After timing: checked set's outputs right, inputs untouched (else sv says why).
   bool check_left_behind(size_t problem, uint32_t checked_set, const char* what, shape_verdict& sv);
-  bool left_work_behind(int64_t replied_cpu_ns, class worker_client& cand, const std::string& when, shape_verdict& sv);
   // The timed baseline's outputs against the reference, once per shape.
   expected<void> check_timed_baseline(size_t problem, run_totals& totals);
   // The PyTorch baselines (torch_baseline.cpp): set up once, measured once

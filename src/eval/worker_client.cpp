@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -229,7 +228,6 @@ call_outcome worker_client::request(wire::op code, uint32_t lib, uint32_t first_
     }
   }
   out.wall_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  if (got == 1) out.worker_cpu_ns = r.cpu_ns;
   if (got == -1) {
     terminate_process_group(pid_, std::chrono::milliseconds(200));
     pid_ = -1;
@@ -310,13 +308,6 @@ double worker_client::live_thread_cpu_seconds() const {
     if (in >> run_ns) total += double(run_ns) * 1e-9;
   }
   return total;
-}
-
-int64_t worker_client::process_cpu_ns() const {
-  clockid_t clock;
-  timespec t{};
-  if (pid_ <= 0 || ::clock_getcpuclockid(pid_, &clock) != 0 || ::clock_gettime(clock, &t) != 0) return -1;
-  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
 std::string worker_client::output_tail(size_t max_bytes) const {

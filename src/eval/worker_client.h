@@ -42,7 +42,6 @@ struct call_outcome {
   std::vector<int64_t> ns;    // per-call times measured in the worker
   double wall_seconds = 0.0;  // measured here, around the whole request
   std::string detail;         // crashed/timeout/protocol_error: what happened
-  int64_t worker_cpu_ns = -1;  // the worker's CPU time as it replied (-1: unknown)
   bool ok() const { return what == kind::ok; }
 };
 
@@ -71,10 +70,6 @@ class worker_client {
   double cpu_seconds() const;
   // CPU time of the threads alive now, with nanosecond resolution.
   double live_thread_cpu_seconds() const;
-  // The worker's CPU time now (all its threads, exited ones included), -1
-  // when it cannot be read; against a reply's worker_cpu_ns it is the CPU
-  // the worker used since replying.
-  int64_t process_cpu_ns() const;
   // The last bytes the worker (or the kernel) printed.
   std::string output_tail(size_t max_bytes = 2000) const;
   // Asks the worker to quit without waiting: no more requests, and the

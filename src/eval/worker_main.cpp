@@ -113,10 +113,8 @@ bool do_setup(worker_state& s, const std::vector<char>& payload) {
   return true;
 }
 
-// cpu_ns: the process's CPU time as the last kernel call returned (now when -1).
-void send_reply(uint64_t nonce, wire::reply_status st, int rc, const std::vector<int64_t>& ns, int64_t cpu_ns = -1) {
+void send_reply(uint64_t nonce, wire::reply_status st, int rc, const std::vector<int64_t>& ns) {
   wire::reply r;
-  r.cpu_ns = cpu_ns >= 0 ? cpu_ns : wire::process_cpu_ns();
   r.nonce = nonce;
   r.status = st;
   r.rc = rc;
@@ -134,19 +132,17 @@ void do_run(worker_state& s, const wire::request& q) {
   std::vector<int64_t> ns;
   ns.reserve(q.reps);
   int first_rc = 0;
-  int64_t cpu_at_return = -1;
   for (uint32_t i = 0; i < q.reps; ++i) {
     const kv_args& a = s.args[size_t(q.lib) * s.num_sets + (q.first_set + i) % s.num_sets];
     if (s.workspace_bytes) std::memset(s.workspace, 0xA5, s.workspace_bytes);  // no state in scratch
     const int64_t t0 = now_ns();
     const int rc = s.kernels[q.lib](&a);
-    cpu_at_return = wire::process_cpu_ns();  // first: a thread the kernel left running counts after this
     const int64_t t1 = now_ns();
     ns.push_back(t1 - t0);
     if (rc != 0 && first_rc == 0) first_rc = rc;
     if (rc != 0) break;
   }
-  send_reply(q.nonce, first_rc ? wire::reply_status::kernel_error : wire::reply_status::ok, first_rc, ns, cpu_at_return);
+  send_reply(q.nonce, first_rc ? wire::reply_status::kernel_error : wire::reply_status::ok, first_rc, ns);
 }
 
 }  // namespace

@@ -8,8 +8,6 @@
 // workspace size. CALL and TIME run the kernel; TIME rotates over the sets.
 #pragma once
 
-#include <time.h>
-
 #include <cstdint>
 
 #include "kevolve/abi.h"
@@ -60,18 +58,7 @@ struct reply {
   int32_t rc = 0;        // first non-zero kernel return code
   uint32_t count = 0;    // int64 nanosecond timings that follow
   uint64_t nonce = 0;
-  // The worker's CPU time (all its threads, CLOCK_PROCESS_CPUTIME_ID) as the
-  // last kernel call returned (the cpu worker) or as it replied: CPU the
-  // process uses after this is work left behind by the kernel.
-  int64_t cpu_ns = -1;
 };
-
-// The calling process's CPU time in nanoseconds, for reply::cpu_ns.
-inline int64_t process_cpu_ns() {
-  timespec t{};
-  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return -1;
-  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
 
 inline uint64_t encode(uint32_t region, uint64_t offset) { return (uint64_t(region) << 56) | offset; }
 inline uint32_t region_of(uint64_t encoded) { return uint32_t(encoded >> 56); }

@@ -215,7 +215,6 @@ class worker {
 
   void reply(uint64_t nonce, wire::reply_status st, int rc, const std::vector<int64_t>& ns) {
     wire::reply r;
-    r.cpu_ns = wire::process_cpu_ns();
     r.nonce = nonce;
     r.status = st;
     r.rc = rc;
