@@ -190,7 +190,7 @@ TEST_F(TrustTest, SameKernelAndSeedGiveTheSameVerification) {
   const eval::verdict b = run(other->get(), "softmax_good.cpp");
   ASSERT_EQ(a.shapes.size(), b.shapes.size());
   for (size_t i = 0; i < a.shapes.size(); ++i) {
-    EXPECT_EQ(a.shapes[i].result, b.shapes[i].result);
+    EXPECT_EQ(a.shapes[i].result, b.shapes[i].result) << a.shapes[i].reason << " / " << b.shapes[i].reason;
     EXPECT_EQ(a.shapes[i].max_abs_error, b.shapes[i].max_abs_error) << a.shapes[i].shape;
     EXPECT_EQ(a.shapes[i].max_error_ratio, b.shapes[i].max_error_ratio) << a.shapes[i].shape;
   }
