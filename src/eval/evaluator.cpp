@@ -44,6 +44,7 @@ shape_verdict failed_call(shape_verdict sv, const call_outcome& out, const std::
       sv.reason = when + ": " + out.detail;
       break;
     case call_outcome::kind::protocol_error:
+    case call_outcome::kind::left_running:
       sv.result = status::suspicious;
       sv.reason = when + ": " + out.detail;
       break;

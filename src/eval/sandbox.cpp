@@ -32,7 +32,7 @@ std::string set_limit(int resource, rlim_t value, const char* name) {
   return {};
 }
 
-std::string install_filter(bool writes_confined_elsewhere, bool truncate_confined) {
+std::string install_filter(bool writes_confined_elsewhere, bool truncate_confined, int reserved_signal) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return "seccomp_init failed";
   int rc = 0;
@@ -69,6 +69,10 @@ std::string install_filter(bool writes_confined_elsewhere, bool truncate_confine
   // compute lazily when the evaluator reads; glibc's threads need only the
   // real-time ones (32 and up).
   rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_LT, 32));
+  // Nor the worker's own (reading it is harmless).
+  if (reserved_signal > 0)
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 2,
+                           SCMP_A0(SCMP_CMP_EQ, scmp_datum_t(reserved_signal)), SCMP_A1(SCMP_CMP_NE, 0));
   // Signals only to itself.
   const pid_t self = ::getpid();
   rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
@@ -184,7 +188,7 @@ std::string enter_sandbox(const sandbox_options& o) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + std::strerror(errno);
   long landlock_abi = 0;
   if (!o.writable_dir.empty() && (err = confine_writes(o.writable_dir, landlock_abi)).size()) return err;
-  if (o.seccomp) return install_filter(!o.writable_dir.empty(), landlock_abi >= 3);
+  if (o.seccomp) return install_filter(!o.writable_dir.empty(), landlock_abi >= 3, o.reserved_signal);
   return {};
 }
 

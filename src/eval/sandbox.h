@@ -23,6 +23,9 @@ struct sandbox_options {
   // refusing every write. Entering the sandbox fails where the kernel has no
   // Landlock: the writes would then be unconfined.
   std::string writable_dir;
+  // Non-zero: a signal whose handler the worker installed before the sandbox
+  // (thread_parker.h); candidates may not replace it.
+  int reserved_signal = 0;
 };
 
 // The worker command line's SANDBOX argument: 0 none; 1 the full sandbox

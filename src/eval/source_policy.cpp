@@ -68,7 +68,7 @@ const std::vector<rule>& rules() {
       {"inline assembly", std::regex(R"(\b(asm|__asm__|__asm)\b)"), nullptr},
       {"raw system call", std::regex(R"(\b(syscall|__syscall)\s*\()"), nullptr},
       {"process control", std::regex(R"(\b(fork|vfork|execl|execlp|execle|execv|execvp|execve|system|popen|posix_spawn|ptrace|kill|raise|abort_handler)\s*\()"), nullptr},
-      {"signal handling", std::regex(R"(\b(signal|sigaction|sigsetjmp|siglongjmp)\s*\()"), nullptr},
+      {"signal handling", std::regex(R"(\b(signal|sigaction|sigset|bsd_signal|sysv_signal|sigsetjmp|siglongjmp)\s*\()"), nullptr},
       {"memory protection", std::regex(R"(\b(mprotect|mmap|munmap|madvise|mremap)\s*\()"), nullptr},
       {"clock access", std::regex(R"(\b(clock_gettime|gettimeofday|__rdtsc|__rdtscp|rdtsc|std::chrono)\b)"), nullptr},
       {"code run at load time", std::regex(R"(__attribute__\s*\(\(\s*(constructor|destructor))"), nullptr},

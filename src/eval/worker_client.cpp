@@ -253,6 +253,12 @@ call_outcome worker_client::request(wire::op code, uint32_t lib, uint32_t first_
     out.detail = "the worker rejected the request";
     return out;
   }
+  if (r.status == wire::reply_status::left_running) {
+    out.what = call_outcome::kind::left_running;
+    out.detail = "after the call returned, a thread the kernel started would not stop: work hidden from the timer (" +
+                 output_tail(300) + ")";
+    return out;
+  }
   if (r.status == wire::reply_status::kernel_error) {
     out.what = call_outcome::kind::kernel_error;
     out.rc = r.rc;

@@ -36,7 +36,7 @@ struct worker_options {
 };
 
 struct call_outcome {
-  enum class kind { ok, kernel_error, crashed, timeout, protocol_error };
+  enum class kind { ok, kernel_error, crashed, timeout, protocol_error, left_running };
   kind what = kind::ok;
   int rc = 0;                 // kernel_error: the kernel's return code
   std::vector<int64_t> ns;    // per-call times measured in the worker

@@ -20,6 +20,7 @@
 
 #include "eval/sandbox.h"
 #include "eval/fd_io.h"
+#include "eval/thread_parker.h"
 #include "eval/worker_protocol.h"
 
 namespace {
@@ -129,6 +130,7 @@ void do_run(worker_state& s, const wire::request& q) {
     send_reply(q.nonce, wire::reply_status::bad_request, 0, {});
     return;
   }
+  thread_parker::release();
   std::vector<int64_t> ns;
   ns.reserve(q.reps);
   int first_rc = 0;
@@ -141,6 +143,14 @@ void do_run(worker_state& s, const wire::request& q) {
     ns.push_back(t1 - t0);
     if (rc != 0 && first_rc == 0) first_rc = rc;
     if (rc != 0) break;
+  }
+  // Nothing the kernel left running may advance while its outputs are read.
+  std::string why;
+  if (!thread_parker::park_others(wire::kParkDeadline, why)) {
+    std::fprintf(stderr, "kevolve-worker: after the call returned, %s\n", why.c_str());
+    std::fflush(stderr);
+    send_reply(q.nonce, wire::reply_status::left_running, 0, ns);
+    return;
   }
   send_reply(q.nonce, first_rc ? wire::reply_status::kernel_error : wire::reply_status::ok, first_rc, ns);
 }
@@ -169,8 +179,11 @@ int main(int argc, char** argv) {
     s.regions.push_back({static_cast<char*>(m), size_t(st.st_size)});
   }
 
+  const std::string parker = thread_parker::install();
+  if (!parker.empty()) die(wire::kExitSetupFailed, parker);
   sandbox_options opts = sandbox_for_mode(sandbox_mode);
   opts.address_space_bytes = as_bytes;
+  opts.reserved_signal = thread_parker::signal_number();
   const std::string err = enter_sandbox(opts);
   if (!err.empty()) die(wire::kExitSandboxFailed, err);
 

@@ -8,6 +8,7 @@
 // workspace size. CALL and TIME run the kernel; TIME rotates over the sets.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "kevolve/abi.h"
@@ -50,7 +51,10 @@ struct setup_header {
   // (NUL-terminated parameter names in order).
 };
 
-enum class reply_status : int32_t { ok = 0, kernel_error = 1, bad_request = 2 };
+// left_running: a thread of the worker kept running after the kernel returned
+// and did not stop within kParkDeadline (thread_parker.h).
+enum class reply_status : int32_t { ok = 0, kernel_error = 1, bad_request = 2, left_running = 3 };
+constexpr std::chrono::milliseconds kParkDeadline{2000};
 
 struct reply {
   uint32_t magic = kMagic;

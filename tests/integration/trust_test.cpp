@@ -1,6 +1,11 @@
 // Every row of TRUST.md that applies to a CPU: a deliberately cheating kernel
 // (tests/data/kernels/cheats/) goes through the real evaluator and must be
 // rejected with the right status and a reason. The control kernel passes.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "common/paths.h"
@@ -146,11 +151,40 @@ TEST_F(TrustTest, Row16FarBeyondTheBaselineIsSuspicious) {
   expect(e->get(), "softmax_good.cpp", status::suspicious, "implausible speedup");
 }
 TEST_F(TrustTest, Row17WorkFinishedOutsideTheCallIsRejected) {
-  // Either the verification reads rows not written yet, or the CPU the
-  // process used outside its timed calls gives it away.
+  // The worker parks the deferred thread before it replies: the
+  // verification reads rows not written yet.
   const eval::verdict v = run(softmax_, "cheats/r17_deferred_half.cpp");
   EXPECT_TRUE(v.result == status::wrong_result || v.result == status::suspicious) << eval::to_string(v.result) << ": " << v.reason;
   EXPECT_EQ(v.fitness, 0.0);
+}
+// The same cheat on a machine busy with other work (a sweep's other
+// evaluators): its deferred thread used to wait for a CPU past the evaluator's
+// reply and still finish before the outputs were compared (2 of 5 rounds
+// passed as ok). The worker now parks its other threads before replying. An
+// honest OpenMP kernel, whose pool threads are parked too, still passes.
+TEST_F(TrustTest, Row17WorkFinishedOutsideTheCallIsRejectedUnderLoad) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  for (unsigned i = 0; i < 3 * std::max(1u, std::thread::hardware_concurrency()); ++i)
+    load.emplace_back([&stop] {
+      for (volatile uint64_t spin = 0; !stop.load(std::memory_order_relaxed); ++spin) {
+      }
+    });
+  int caught = 0;
+  std::string verdicts;
+  for (int round = 0; round < 5; ++round) {
+    const eval::verdict v = run(softmax_, "cheats/r17_deferred_half.cpp");
+    caught += (v.result == status::wrong_result || v.result == status::suspicious) && v.fitness == 0.0;
+    verdicts += std::string(eval::to_string(v.result)) + ": " + v.reason.substr(0, 160) + "\n";
+  }
+  const eval::verdict honest = run(softmax_, "softmax_good.cpp");
+  stop = true;
+  for (auto& t : load) t.join();
+  EXPECT_EQ(caught, 5) << verdicts;
+  EXPECT_EQ(honest.result, status::ok) << honest.reason;
+}
+TEST_F(TrustTest, Row17AThreadThatRefusesToStopIsSuspicious) {
+  expect(softmax_, "cheats/r17_unstoppable_thread.cpp", status::suspicious, "would not stop");
 }
 TEST_F(TrustTest, Row18SelfReportedFiguresAreIgnored) {
   const eval::verdict v = run(softmax_, "cheats/r18_self_report.cpp");

@@ -30,7 +30,7 @@ std::string cpu_identity() {
 const std::set<std::string> kForbiddenImports = {
     "dlopen", "dlsym", "dlvsym", "dlmopen", "dl_iterate_phdr", "_r_debug", "fork", "vfork", "execve", "execv",
     "execvp", "execvpe", "execl", "execlp", "execle", "system", "popen", "posix_spawn", "posix_spawnp", "syscall",
-    "ptrace", "sigaction", "signal", "__sysv_signal", "bsd_signal", "mprotect", "clone", "clone3", "kill", "tgkill",
+    "ptrace", "sigaction", "signal", "__sysv_signal", "sysv_signal", "bsd_signal", "sigset", "ssignal", "mprotect", "clone", "clone3", "kill", "tgkill",
     "prctl", "setrlimit", "prlimit", "socket", "connect", "clock_gettime", "gettimeofday", "getenv", "fopen", "open",
     "open64", "openat", "creat"};
 

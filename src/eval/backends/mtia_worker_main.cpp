@@ -34,6 +34,7 @@
 #include "eval/backends/mtia_emu_shared.h"
 #include "eval/fd_io.h"
 #include "eval/sandbox.h"
+#include "eval/thread_parker.h"
 #include "eval/worker_protocol.h"
 #include "spec/mtia_profile.h"
 
@@ -211,6 +212,7 @@ void do_run(worker_state& s, const wire::request& q) {
     send_reply(q.nonce, wire::reply_status::bad_request, 0, {});
     return;
   }
+  thread_parker::release();
   std::vector<int64_t> ns;
   int first_rc = 0;
   for (uint32_t i = 0; i < q.reps && first_rc == 0; ++i) {
@@ -218,6 +220,14 @@ void do_run(worker_state& s, const wire::request& q) {
     int64_t t = 0;
     first_rc = run_one(s, q.lib, index, i + 1 == q.reps, &t);
     ns.push_back(t);
+  }
+  // Nothing the kernel left running may advance while its outputs are read.
+  std::string why;
+  if (!thread_parker::park_others(wire::kParkDeadline, why)) {
+    std::fprintf(stderr, "kevolve-mtia-worker: after the call returned, %s\n", why.c_str());
+    std::fflush(stderr);
+    send_reply(q.nonce, wire::reply_status::left_running, 0, ns);
+    return;
   }
   send_reply(q.nonce, first_rc ? wire::reply_status::kernel_error : wire::reply_status::ok, first_rc, ns);
 }
@@ -265,8 +275,11 @@ int main(int argc, char** argv) {
   // The device (its program stacks included) exists before the sandbox closes.
   s.dev = std::make_unique<emu::device>(*params);
 
+  const std::string parker = thread_parker::install();
+  if (!parker.empty()) die(wire::kExitSetupFailed, parker);
   sandbox_options opts = sandbox_for_mode(sandbox_mode);
   opts.address_space_bytes = as_bytes;
+  opts.reserved_signal = thread_parker::signal_number();
   const std::string err = enter_sandbox(opts);
   if (!err.empty()) die(wire::kExitSandboxFailed, err);
 

@@ -16,6 +16,7 @@
 #include "eval/backends/cpu_backend.h"
 #include "eval/layout.h"
 #include "eval/shared_region.h"
+#include "eval/thread_parker.h"
 #include "eval/worker_client.h"
 
 namespace kevolve::eval {
@@ -29,7 +30,7 @@ class SandboxTest : public ::testing::Test {
   call_outcome run_kernel(const std::string& body, std::vector<std::string> launcher = {}, int* exit_status = nullptr) {
     cpu_compiler compiler(cache_root() / "compile" / "sandbox-tests", std::chrono::seconds(60));
     const std::string src = "#include <cstdio>\n#include <cstdlib>\n#include <csignal>\n#include <fcntl.h>\n"
-                            "#include <unistd.h>\n#include <sys/stat.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n#include \"kevolve/abi.h\"\n"
+                            "#include <pthread.h>\n#include <unistd.h>\n#include <sys/stat.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n#include \"kevolve/abi.h\"\n"
                             "extern \"C\" int kevolve_kernel(const kv_args* a) {\n" + body + "\n}\n";
     auto k = compiler.compile(src, {});
     EXPECT_TRUE(k && k->ok) << (k ? k->report.diagnostics : k.error().message);
@@ -79,6 +80,30 @@ TEST_F(SandboxTest, ExecKillsTheWorker) {
 }
 
 TEST_F(SandboxTest, NetworkKillsTheWorker) { expect_killed_by_sandbox(run_kernel("return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1;")); }
+
+// The worker parks its other threads before replying (thread_parker.h): a
+// kernel may not replace the handler of the signal that does it...
+TEST_F(SandboxTest, ReplacingTheParkingSignalsHandlerKillsTheWorker) {
+  const std::string sig = std::to_string(thread_parker::signal_number());
+  expect_killed_by_sandbox(run_kernel("struct sigaction ignore = {}; ignore.sa_handler = SIG_IGN;\n"
+                                      "return sigaction(" + sig + ", &ignore, nullptr);"));
+  // Reading it is harmless.
+  EXPECT_TRUE(run_kernel("struct sigaction old = {}; return sigaction(" + sig + ", nullptr, &old);").ok());
+}
+
+// ...and a thread that blocks it, and so would keep computing after the call
+// returned, turns the reply into "left running", while a thread that waits
+// for work does not.
+TEST_F(SandboxTest, AThreadThatWillNotStopAfterTheCallIsReported) {
+  const call_outcome out = run_kernel(
+      "sigset_t all; sigfillset(&all); pthread_sigmask(SIG_SETMASK, &all, nullptr);\n"
+      "pthread_t t; pthread_create(&t, nullptr, [](void*) -> void* { for (volatile long i = 0; i < 1L << 33; i = i + 1) {} return nullptr; }, nullptr);\n"
+      "return 0;");
+  EXPECT_EQ(int(out.what), int(call_outcome::kind::left_running)) << out.detail;
+  EXPECT_NE(out.detail.find("did not stop within"), std::string::npos) << out.detail;
+  EXPECT_TRUE(run_kernel("pthread_t t; pthread_create(&t, nullptr, [](void*) -> void* { pause(); return nullptr; }, nullptr);\n"
+                         "return 0;").ok());
+}
 
 // A profiler (ncu) starts the worker as its child: the worker gets its fds
 // through it and keeps every guard; the evaluator waits for the launcher.

@@ -1,0 +1,41 @@
+// Stops a worker's other threads between kernel calls (TRUST row 17).
+//
+// A kernel can return early and leave a thread finishing its outputs, outside
+// the timed call; on a busy machine that thread can be done before the
+// evaluator reads the outputs, and the verdict would be a fast "ok". So before
+// the worker replies, every other thread of its process is parked in a signal
+// handler until the next request: work left running cannot advance while the
+// evaluator checks. A thread that does not stop (it blocked the signal) is
+// reported, and the evaluator calls that hidden work.
+//
+// Honest thread pools are unaffected: their idle threads (OpenMP's, with
+// OMP_WAIT_POLICY=PASSIVE, which the evaluator sets) sleep in the kernel and
+// resume where they were once released.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+
+namespace kevolve::eval {
+
+class thread_parker {
+ public:
+  // The real-time signal the parker uses; the sandbox keeps candidates from
+  // installing their own handler for it.
+  static int signal_number() { return SIGRTMIN + 6; }
+
+  // Before the sandbox: installs the handler and opens /proc/self/task.
+  // Returns an empty string on success, else what failed.
+  static std::string install();
+
+  // Parks every thread but the caller. True when all stopped within
+  // `deadline`; else false, with `why` saying how many did not.
+  static bool park_others(std::chrono::milliseconds deadline, std::string& why);
+
+  // Lets parked threads run again (before the next kernel call).
+  static void release();
+};
+
+}  // namespace kevolve::eval
