@@ -112,6 +112,20 @@ TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
                                              {{"stack", 2}, {"out_units", 1}}});
 }
 
+// embedding_bag_sum with bags cut between programs (split: the next
+// program's part of a bag comes over the reduction network), on bag lengths
+// that stress it: a bag holding almost every row (it spans many programs,
+// which pass its sum along), fewer rows or bags than programs, one bag, and
+// more bags per program than one slot of offsets holds (the path without the
+// one-stream schedule); with the pipelined and the serial schedule.
+TEST(SynthMtiaTemplates, EmbeddingBagsCutBetweenProgramsPassOnSkewedBags) {
+  expect_choices_pass("ts_embedding_bag_split", {{{"split", 1}, {"slots", 1}, {"bag_block", 4}, {"gather_rows", 16}},
+                                                 {{"split", 1}, {"slots", 3}, {"balance", 1}, {"idx_ahead", 1},
+                                                  {"prefetch", 1}, {"bag_block", 32}, {"gather_rows", 64}},
+                                                 {{"split", 1}, {"slots", 4}, {"idx_ahead", 1}, {"bag_block", 128},
+                                                  {"gather_rows", 256}}});
+}
+
 // The row templates in every variant: a 16-bit row is widened to fp32, so
 // at odd_tail (N = 1003: 32-byte-aligned chunks of 16 rows) five fp32 stages
 // did not fit in local memory and layernorm's bf16 variant had no kernel at
