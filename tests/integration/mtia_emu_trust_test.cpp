@@ -86,6 +86,11 @@ TEST_F(MtiaTrust, HonestKernelGetsEmulatedTimeRooflineAndProfile) {
     EXPECT_NEAR(waited, 100.0, 1e-6) << s.profile;
     EXPECT_GT(s.metrics.at("wait_input_pct"), 0.0) << s.profile;
     EXPECT_NE(s.profile.find("engines waited for: issue"), std::string::npos) << s.profile;
+    // Load imbalance: the example splits its elements evenly over the PEs.
+    ASSERT_EQ(s.metrics.count("imbalance_pct"), 1u) << s.profile;
+    EXPECT_GE(s.metrics.at("imbalance_pct"), 0.0) << s.profile;
+    EXPECT_LT(s.metrics.at("imbalance_pct"), 5.0) << s.profile;
+    EXPECT_NE(s.profile.find("(load imbalance):"), std::string::npos) << s.profile;
   }
   // Deterministic: the same kernel gets the same time again.
   const auto again = run(example("bias_gelu"));

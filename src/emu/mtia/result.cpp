@@ -40,6 +40,7 @@ void run_result::finish(const params& p) {
   us = p.cycles_to_us(cycles);
   const double denom = cycles > 0 ? cycles * p.pes() : 1;
   for (int e = 0; e < n_engines; ++e) utilisation[e] = busy[e] / denom;
+  imbalance = pe_cycles > 0 ? pe_done_cycles / pe_cycles : 0;
   if (!ok() || cycles <= 0) {
     bound = bound_class::none;
     return;
@@ -69,6 +70,8 @@ std::string run_result::summary() const {
   std::string s;
   std::snprintf(buf, sizeof buf, "%.0f cycles (%.2f us), %d launch(es), %llu commands, bound: %s\n", cycles, us,
                 launches, static_cast<unsigned long long>(commands), to_string(bound));
+  s += buf;
+  std::snprintf(buf, sizeof buf, "PEs done while another ran (load imbalance): %.1f%% of PE time\n", 100 * imbalance);
   s += buf;
   s += "utilisation:";
   for (int e = 0; e < n_engines; ++e) {

@@ -50,6 +50,11 @@ struct run_result {
   double ls_bytes = 0;     // bytes engines moved in local memory
   double macs = 0;         // DPE multiply-accumulates
   double dpe_max_pe_busy = 0;  // busiest PE's DPE cycles, summed over launches
+  // Load imbalance: cycles PEs of a launch sat done while another still ran
+  // (its end minus theirs, summed over PEs and launches), of pe_cycles
+  // (PEs of a launch times its length, summed).
+  double pe_done_cycles = 0, pe_cycles = 0;
+  double imbalance = 0;  // pe_done_cycles / pe_cycles (finish)
 
   bound_class bound = bound_class::none;
 

@@ -287,6 +287,7 @@ class replayer {
 
   bool finish(std::string* error) {
     double end = 0, max_issue = 0, max_dpe = 0;
+    std::vector<double> pe_end(static_cast<std::size_t>(active_), 0.0);
     for (int i = 0; i < active_; ++i) {
       const pe_clock& s = st_[i];
       const auto& tr = pes_[i].trace;
@@ -300,11 +301,14 @@ class replayer {
                  " waits forever (a circular buffer slot nobody frees, or a buffer read and written by one engine)";
         return false;
       }
-      end = std::max({end, s.last_end, s.issue_clock});
+      pe_end[static_cast<std::size_t>(i)] = std::max(s.last_end, s.issue_clock);
+      end = std::max(end, pe_end[static_cast<std::size_t>(i)]);
       max_issue = std::max(max_issue, s.issue_busy);
       max_dpe = std::max(max_dpe, s.busy[dpe]);
       for (int e = 0; e < n_engines; ++e) out_.busy[e] += s.busy[e];
     }
+    for (const double e : pe_end) out_.pe_done_cycles += end - e;
+    out_.pe_cycles += double(active_) * end;
     out_.cycles += end + p_.launch_cycles;
     out_.max_issue_cycles += max_issue;
     out_.dpe_max_pe_busy += max_dpe;

@@ -175,7 +175,9 @@ std::string mtia_emu_backend::describe_profile(const std::vector<int64_t>& w, st
       s += buf;
     }
   }
-  return s;
+  std::snprintf(buf, sizeof buf, "; PEs done while another ran (load imbalance): %.0f%% of PE time",
+                100 * from_word(w[pw_imbalance]));
+  return s + buf;
 }
 
 std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vector<int64_t>& w) const {
@@ -184,6 +186,7 @@ std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vecto
   for (int e = 0; e < emu::mtia::n_engines; ++e)
     m[std::string(emu::mtia::engine_name(e)) + "_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_util + e)]);
   for (const auto& [name, pct] : stall_shares(w)) m["wait_" + name + "_pct"] = pct;
+  m["imbalance_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_imbalance)]);
   return m;
 }
 

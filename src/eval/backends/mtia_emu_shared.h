@@ -35,7 +35,8 @@ enum profile_word : int {
   pw_sram_bytes,
   pw_util,                // n_engines utilisations follow
   pw_stall = pw_util + 7,  // n_stalls stall cycles (engine idle gaps by reason, summed over PEs) follow
-  pw_count = pw_stall + 6
+  pw_imbalance = pw_stall + 6,  // share of PE time spent done while another PE still ran
+  pw_count
 };
 
 inline int64_t to_word(double d) {

@@ -245,6 +245,7 @@ void do_profile(const worker_state& s, const wire::request& q) {
   w[pw_sram_bytes] = to_word(r.sram_read + r.sram_write);
   for (int e = 0; e < emu::n_engines && e < 7; ++e) w[size_t(pw_util + e)] = to_word(r.utilisation[size_t(e)]);
   for (int i = 0; i < emu::n_stalls && i < 6; ++i) w[size_t(pw_stall + i)] = to_word(r.stalls[size_t(i)]);
+  w[pw_imbalance] = to_word(r.imbalance);
   send_reply(q.nonce, wire::reply_status::ok, 0, w);
 }
 
