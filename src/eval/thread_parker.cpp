@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -153,6 +154,14 @@ bool thread_parker::park_others(std::chrono::milliseconds deadline, std::string&
       ::nanosleep(&pause, nullptr);
     }
   }
+}
+
+bool thread_parker::park_after_call(const char* program, std::chrono::milliseconds deadline) {
+  std::string why;
+  if (park_others(deadline, why)) return true;
+  std::fprintf(stderr, "%s: after the call returned, %s\n", program, why.c_str());
+  std::fflush(stderr);
+  return false;
 }
 
 void thread_parker::release() {

@@ -33,6 +33,9 @@ class thread_parker {
   // Parks every thread but the caller. True when all stopped within
   // `deadline`; else false, with `why` saying how many did not.
   static bool park_others(std::chrono::milliseconds deadline, std::string& why);
+  // The same after a kernel call, saying on stderr (the worker's log, which
+  // the evaluator quotes) what did not stop, as `program`.
+  static bool park_after_call(const char* program, std::chrono::milliseconds deadline);
 
   // Lets parked threads run again (before the next kernel call).
   static void release();

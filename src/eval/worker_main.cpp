@@ -145,10 +145,7 @@ void do_run(worker_state& s, const wire::request& q) {
     if (rc != 0) break;
   }
   // Nothing the kernel left running may advance while its outputs are read.
-  std::string why;
-  if (!thread_parker::park_others(wire::kParkDeadline, why)) {
-    std::fprintf(stderr, "kevolve-worker: after the call returned, %s\n", why.c_str());
-    std::fflush(stderr);
+  if (!thread_parker::park_after_call("kevolve-worker", wire::kParkDeadline)) {
     send_reply(q.nonce, wire::reply_status::left_running, 0, ns);
     return;
   }

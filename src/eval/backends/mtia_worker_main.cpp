@@ -222,10 +222,7 @@ void do_run(worker_state& s, const wire::request& q) {
     ns.push_back(t);
   }
   // Nothing the kernel left running may advance while its outputs are read.
-  std::string why;
-  if (!thread_parker::park_others(wire::kParkDeadline, why)) {
-    std::fprintf(stderr, "kevolve-mtia-worker: after the call returned, %s\n", why.c_str());
-    std::fflush(stderr);
+  if (!thread_parker::park_after_call("kevolve-mtia-worker", wire::kParkDeadline)) {
     send_reply(q.nonce, wire::reply_status::left_running, 0, ns);
     return;
   }
