@@ -123,7 +123,12 @@ TEST(SynthMtiaTemplates, EmbeddingBagsCutBetweenProgramsPassOnSkewedBags) {
                                                  {{"split", 1}, {"slots", 3}, {"balance", 1}, {"idx_ahead", 1},
                                                   {"prefetch", 1}, {"bag_block", 32}, {"gather_rows", 64}},
                                                  {{"split", 1}, {"slots", 4}, {"idx_ahead", 1}, {"bag_block", 128},
-                                                  {"gather_rows", 256}}});
+                                                  {"gather_rows", 256}},
+                                                 // indices two runs ahead with one slot (the index CB needs two
+                                                 // slots more, else the gathers deadlock); two speculative runs
+                                                 {{"split", 1}, {"slots", 1}, {"idx_ahead", 1}, {"gather_rows", 16}},
+                                                 {{"split", 1}, {"slots", 2}, {"idx_ahead", 1}, {"bag_block", 8},
+                                                  {"gather_rows", 32}}});
 }
 
 // The row templates in every variant: a 16-bit row is widened to fp32, so
