@@ -100,8 +100,10 @@ void expect_choices_pass(const char* name, const std::vector<synth::param_set>& 
 // bf16 by the MLU or the vector core, two samples per DPE pass) in both
 // variants, on the aligned shapes and on the unaligned holdouts, where l_bf16
 // and fan fall back to MLU copies; pairs_f16_d8 (aligned, F = 16, three or
-// four samples per program) has stacked passes and one-sample ones, and
-// tail_f27_d8's last program ends off its 8-sample output unit.
+// four samples per program) has stacked passes and one-sample ones,
+// tail_f27_d8's last program ends off its 8-sample output unit, and the
+// groups_* shapes give programs two or more output groups (the last two
+// alternate their passes).
 TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
   expect_choices_pass("ts_dot_interaction", {{{"l_bf16", 1}, {"slots", 2}},
                                              {{"sym", 1}, {"slots", 2}},
@@ -109,6 +111,7 @@ TEST(SynthMtiaTemplates, DotInteractionOperandChoicesPassBothVariants) {
                                              {{"sym", 1}, {"re_sym", 1}, {"fan", 2}, {"stack", 2}, {"slots", 3}},
                                              {{"sym", 1}, {"re_sym", 1}, {"fan", 2}, {"slots", 1}},
                                              {{"fan", 1}, {"stack", 2}, {"slots", 2}, {"out_units", 2}},
+                                             {{"fan", 1}, {"stack", 2}, {"slots", 3}, {"out_units", 1}},
                                              {{"stack", 2}, {"out_units", 1}}});
 }
 

@@ -76,7 +76,8 @@ int64_t local_bytes(const cfg& c) {
   const bool split = c.dtype == KV_F32;
   const int64_t parts = split ? 3 : 1, fanned = c.sym ? 2 : 3;
   int64_t n = xbytes * c.slots + parts * op * 2 * c.op_slots + op * (c.fan == 2 ? c.op_slots : 1) +
-              2 * r * r * c.eb + (c.stack > 1 ? 2 * c.f * c.f * c.eb : 0) + c.group * c.p * c.eb * c.slots;
+              2 * r * r * c.eb + (c.stack > 1 ? 2 * c.f * c.f * c.eb : 0) +
+              c.group * c.p * c.eb * (c.slots + (c.slots > 1 ? 1 : 0));  // + the last group's staging slot
   if (split) n += c.fan ? xbytes * 3 + fanned * op * 2 : xbytes * 6;
   if (c.sym) n += (c.re_sym ? 3 : 5) * 2 * r * r * 4 + (r + 1) * 4;  // sym's R x R fp32 buffers of 2 slots
   return n;
@@ -135,6 +136,9 @@ void program(kv_mtia_device* d, const void* user) {
   const int gram = kv_mtia_cb_alloc(d, rq * rq * c.eb, 2);
   const int blk = c.stack > 1 ? kv_mtia_cb_alloc(d, F * F * c.eb, 2) : -1;
   const int stage = kv_mtia_cb_alloc(d, int32_t(c.group * c.p * c.eb), c.slots);
+  // slots > 1: the program's last group stages apart, its passes alternating
+  // with the group before it (see the loop below)
+  const int stage_last = c.slots > 1 ? kv_mtia_cb_alloc(d, int32_t(c.group * c.p * c.eb), 1) : stage;
   // With slots > 1 pass i is drained and packed after pass i+1's operands and
   // products are issued (re_sym: S and S^T added after pass i+1, the sum
   // drained and packed after pass i+2), so the engines' in-order queues overlap
@@ -149,7 +153,7 @@ void program(kv_mtia_device* d, const void* user) {
       sacc[z][k] = c.sym ? kv_mtia_acc_alloc(d, r, r) : -1;
     }
   struct pass {
-    int acc, sacc;
+    int acc, sacc, stage;
     int32_t n, part, gn;  // samples, part of the first in the staging slot, samples of its group
     int64_t g0;           // first sample of its group
   };
@@ -176,15 +180,15 @@ void program(kv_mtia_device* d, const void* user) {
       kv_mtia_re_drain(d, q.acc, gram, c.dtype, KV_OP_COPY, -1, 0);
     }
     // sample j's Gram is the diagonal block j of the r x r product
-    kv_mtia_mlu_tril(d, gram, q.n > 1 ? KV_CB_KEEP : KV_CB_POP, F, r, c.eb, stage, q.part, q.gn);
+    kv_mtia_mlu_tril(d, gram, q.n > 1 ? KV_CB_KEEP : KV_CB_POP, F, r, c.eb, q.stage, q.part, q.gn);
     for (int32_t j = 1; j < q.n; ++j) {
       kv_mtia_mlu_copy(d, gram, j + 1 < q.n ? KV_CB_KEEP : KV_CB_POP, (j * F * r + j * F) * c.eb, F, F * c.eb,
                        r * c.eb, blk);
-      kv_mtia_mlu_tril(d, blk, KV_CB_POP, F, F, c.eb, stage, q.part + j, q.gn);
+      kv_mtia_mlu_tril(d, blk, KV_CB_POP, F, F, c.eb, q.stage, q.part + j, q.gn);
     }
     if (q.part + q.n == q.gn) {  // the group's last pass: its packed rows leave
       const int64_t bytes = int64_t(q.gn) * c.p * c.eb;
-      kv_mtia_dma_out(d, kv_mtia_rows(c.out + uint64_t(q.g0) * uint64_t(c.p) * c.eb, 1, bytes, bytes), stage,
+      kv_mtia_dma_out(d, kv_mtia_rows(c.out + uint64_t(q.g0) * uint64_t(c.p) * c.eb, 1, bytes, bytes), q.stage,
                       KV_CB_POP);
     }
   };
@@ -269,42 +273,67 @@ void program(kv_mtia_device* d, const void* user) {
     if (t - lag_b >= 0 && t - lag_b < np_) finish(ring[(t - lag_b) % 4]);
     if (back && lag > 0) add_back(ring[(t - lag) % 4]);
   };
-  int32_t gn = 0;
-  for (int64_t g0 = s0; g0 < s1; g0 += gn) {
-    gn = int32_t(s1 - g0 < c.group ? s1 - g0 : c.group);
-    // The program's last output DMA waits for everything: keep it short (one
-    // unit of whole passes) where the group before it still ends aligned.
+  // The program's last output DMA waits for everything: keep it short (one
+  // unit of whole passes) where the group before it still ends aligned.
+  auto group_len = [&](int64_t g0) {
+    int32_t gn = int32_t(s1 - g0 < c.group ? s1 - g0 : c.group);
     const int32_t tail = c.unit * c.stack;
     if (s1 - g0 <= c.group && gn > tail && (s1 - g0) % c.unit == 0) gn -= tail;
-    for (int32_t s = 0; s < gn; s += c.stack) {
-      const int32_t qn = gn - s < c.stack ? gn - s : c.stack, r = qn * F;
-      const int z = qn == c.stack ? 0 : 1, i = int(np_ % nacc);
-      const pass cur = {accs[z][i], sacc[z][i], qn, s, gn, g0};
-      const uint64_t addr = c.x + uint64_t(g0 + s) * uint64_t(fd) * c.eb, base = addr / 32 * 32;
-      const int32_t off = int32_t(addr - base), len = off + r * D * c.eb;
-      kv_mtia_dma_in(d, xb, kv_mtia_rows(base, 1, len, len));
-      int src[3] = {xb, -1, -1};
-      if (split) split_parts(len, src);
-      operands(r, src, split ? off + 2 : off);  // the high half of each fp32 (little endian) is its bf16
-      if (c.sym) {  // B = h^T: h.h, S = m.h + l.h; B = m^T: + m.m
-        kv_mtia_dpe_load_b(d, b_op[0], D, r, KV_BF16, KV_CB_POP);
-        kv_mtia_dpe_mm(d, a_op[0], r, D, D, cur.acc, KV_MM_ZERO);
-        kv_mtia_dpe_mm(d, a_op[1], r, D, D, cur.sacc, KV_MM_ZERO | KV_CB_KEEP);
-        kv_mtia_dpe_mm(d, a_op[2], r, D, D, cur.sacc, 0u);
-        kv_mtia_dpe_load_b(d, b_op[1], D, r, KV_BF16, KV_CB_POP);
-        kv_mtia_dpe_mm(d, a_op[1], r, D, D, cur.acc, 0u);
-      }
-      // Gram: B = h^T with A = h, m, l; B = m^T with A = h, m; B = l^T with A = h
-      for (int k = 0; k < (c.sym ? 0 : nparts); ++k) {
-        kv_mtia_dpe_load_b(d, b_op[k], D, r, KV_BF16, KV_CB_POP);
-        for (int j = 0; j < nparts - k; ++j) {
-          const bool last_use = j + k == nparts - 1;  // A_j is used by parts 0 .. nparts-1-j
-          kv_mtia_dpe_mm(d, a_op[j], r, D, D, cur.acc, (k == 0 && j == 0 ? KV_MM_ZERO : 0u) | (last_use ? 0u : KV_CB_KEEP));
-        }
-      }
-      ring[np_ % 4] = cur;
-      stages(np_++);
+    return gn;
+  };
+  auto issue_pass = [&](int64_t g0, int32_t gn, int32_t s, int stage_cb) {
+    const int32_t qn = gn - s < c.stack ? gn - s : c.stack, r = qn * F;
+    const int z = qn == c.stack ? 0 : 1, i = int(np_ % nacc);
+    const pass cur = {accs[z][i], sacc[z][i], stage_cb, qn, s, gn, g0};
+    const uint64_t addr = c.x + uint64_t(g0 + s) * uint64_t(fd) * c.eb, base = addr / 32 * 32;
+    const int32_t off = int32_t(addr - base), len = off + r * D * c.eb;
+    kv_mtia_dma_in(d, xb, kv_mtia_rows(base, 1, len, len));
+    int src[3] = {xb, -1, -1};
+    if (split) split_parts(len, src);
+    operands(r, src, split ? off + 2 : off);  // the high half of each fp32 (little endian) is its bf16
+    if (c.sym) {  // B = h^T: h.h, S = m.h + l.h; B = m^T: + m.m
+      kv_mtia_dpe_load_b(d, b_op[0], D, r, KV_BF16, KV_CB_POP);
+      kv_mtia_dpe_mm(d, a_op[0], r, D, D, cur.acc, KV_MM_ZERO);
+      kv_mtia_dpe_mm(d, a_op[1], r, D, D, cur.sacc, KV_MM_ZERO | KV_CB_KEEP);
+      kv_mtia_dpe_mm(d, a_op[2], r, D, D, cur.sacc, 0u);
+      kv_mtia_dpe_load_b(d, b_op[1], D, r, KV_BF16, KV_CB_POP);
+      kv_mtia_dpe_mm(d, a_op[1], r, D, D, cur.acc, 0u);
     }
+    // Gram: B = h^T with A = h, m, l; B = m^T with A = h, m; B = l^T with A = h
+    for (int k = 0; k < (c.sym ? 0 : nparts); ++k) {
+      kv_mtia_dpe_load_b(d, b_op[k], D, r, KV_BF16, KV_CB_POP);
+      for (int j = 0; j < nparts - k; ++j) {
+        const bool last_use = j + k == nparts - 1;  // A_j is used by parts 0 .. nparts-1-j
+        kv_mtia_dpe_mm(d, a_op[j], r, D, D, cur.acc, (k == 0 && j == 0 ? KV_MM_ZERO : 0u) | (last_use ? 0u : KV_CB_KEEP));
+      }
+    }
+    ring[np_ % 4] = cur;
+    stages(np_++);
+  };
+  for (int64_t g0 = s0; g0 < s1;) {
+    const int32_t gn = group_len(g0);
+    const int64_t g1 = g0 + gn;
+    const int32_t hn = g1 < s1 ? group_len(g1) : 0;
+    if (stage_last != stage && hn > 0 && g1 + hn == s1) {
+      // The last two groups: their passes alternate, the last two passes
+      // the last group's, so the group before it is packed about when the
+      // last x arrives (packing runs a pass behind, on an MLU a little
+      // behind the DMA) and its output DMA keeps the SRAM busy while the
+      // last passes are transposed, multiplied and packed: in order, both
+      // stores would follow the last pass.
+      const int32_t pa = (gn + c.stack - 1) / c.stack, pb = (hn + c.stack - 1) / c.stack;
+      const int32_t late = pb < 2 ? pb : 2, alt = pb - late < pa ? pb - late : pa;
+      int32_t s = 0, t = 0;
+      for (int32_t k = 0; k < pa - alt; ++k, s += c.stack) issue_pass(g0, gn, s, stage);
+      for (int32_t k = 0; k < alt; ++k, s += c.stack, t += c.stack) {
+        issue_pass(g0, gn, s, stage);
+        issue_pass(g1, hn, t, stage_last);
+      }
+      for (; t < hn; t += c.stack) issue_pass(g1, hn, t, stage_last);
+      break;
+    }
+    for (int32_t s = 0; s < gn; s += c.stack) issue_pass(g0, gn, s, stage);
+    g0 = g1;
   }
   for (int64_t t = np_; t < np_ + lag_b; ++t) stages(t);
 }
