@@ -2,6 +2,7 @@
 // exception; fitness is 0 unless every check at every shape passed.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,8 +19,9 @@ struct timing_stats {
   double median_s = 0.0;
   double p10_s = 0.0;
   double p90_s = 0.0;
-  // Half the 10–90 percentile range, relative to the median.
-  double spread() const { return median_s > 0 ? (p90_s - p10_s) / 2.0 / median_s : 0.0; }
+  // Half the 10–90 percentile range, relative to the median (clamped at 0:
+  // equal times may interpolate a rounding error apart, printed as "-0%").
+  double spread() const { return median_s > 0 ? std::max(0.0, p90_s - p10_s) / 2.0 / median_s : 0.0; }
 };
 
 // A baseline reported beside the timed one (PyTorch eager, torch.compile),

@@ -159,6 +159,56 @@ TEST(SynthMtiaTemplates, RowStatisticsOnTheReductionEnginePassEveryVariant) {
                                {{"re_stats", 1}, {"vec_tail", 1}, {"slots", 2}, {"chunk_kb", 8}}});
 }
 
+// The shipped rules read dot_interaction's engine metrics: a vector core
+// copying operands beside a half-idle MLU hands the copies to the MLU (fan 1,
+// bf16 dlrm_f27_d128 80% of the roofline against 77% with fan 2). The child
+// passes the evaluator; without the metrics the rule does not fire.
+TEST(SynthMtiaTemplates, EngineMetricsMoveOperandCopiesToAnIdleMlu) {
+  auto s = synth::builtin_synthesizer::create();
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  auto hw = eval::mtia_hardware_profile();
+  ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  const spec::operator_spec op = test_operator("ts_dot_interaction");
+  const spec::variant& var = op.variants.back();
+  ASSERT_EQ(var.name, "bf16");
+  const auto ts = (*s)->serving(op, &var, "mtia_emu");
+  ASSERT_EQ(ts.size(), 1u);
+  auto params = ts[0]->space.defaults();
+  params["fan"] = 2;
+  params["slots"] = 3;
+  params["stack"] = 2;
+  const auto parent = (*s)->render_with(*ts[0], op, params, "fan 2");
+  ASSERT_NE(parent.code.find("#define KVP_FAN 2"), std::string::npos);
+  auto child_of = [&](std::map<std::string, double> metrics) {
+    synth::context_item item;
+    item.code = parent.code;
+    item.result = eval::status::ok;
+    item.bottleneck = "memory-bound";
+    item.roofline_fraction = 0.7;
+    item.metrics = std::move(metrics);
+    synth::synthesis_request req;
+    req.op = &op;
+    req.variant = &var;
+    req.backend = "mtia_emu";
+    req.seed = 11;
+    req.mode = search::memory_mode::inherit;
+    req.context = {item};
+    return (*s)->write(req);
+  };
+  const auto child = child_of({{"vec_pct", 68.0}, {"mlu_pct", 38.0}, {"se_pct", 0.0}});
+  ASSERT_TRUE(child.ok) << child.error;
+  EXPECT_NE(child.summary.find("rule operand_copies_to_the_mlu"), std::string::npos) << child.summary;
+  EXPECT_NE(child.code.find("#define KVP_FAN 1"), std::string::npos) << child.summary;
+  EXPECT_NE(child.code.find("#define KVP_SLOTS 3"), std::string::npos) << child.summary;
+  const auto blind = child_of({});
+  EXPECT_EQ(blind.summary.find("operand_copies_to_the_mlu"), std::string::npos) << blind.summary;
+  auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(child.code);
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << child.summary << ": " << v->reason;
+}
+
 // The shipped rules steer a row kernel by the emulator's engine metrics: an
 // SE busy most of the time moves the row statistics to the RE, then an SE
 // still saturated beside an idle vector core gives it its share. Each child
