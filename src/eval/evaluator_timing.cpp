@@ -236,8 +236,10 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   for (const auto& t : ps.inst.outputs) call_bytes += double(t.bytes());
   const spec::hardware_profile hw = backend_->roofline_profile(hw_, call_bytes);
   sv.speedup = sv.baseline.median_s / sv.candidate.median_s;
-  const roofline_point rp = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.candidate.median_s);
-  const roofline_point rb = place_on_roofline(hw, ps.inst.bytes, ps.inst.flops, sv.baseline.median_s);
+  const double bytes = ps.roofline_bytes();
+  sv.bytes = bytes;
+  const roofline_point rp = place_on_roofline(hw, bytes, ps.inst.flops, sv.candidate.median_s);
+  const roofline_point rb = place_on_roofline(hw, bytes, ps.inst.flops, sv.baseline.median_s);
   sv.achieved_gbs = rp.achieved_gbs;
   sv.achieved_gflops = rp.achieved_gflops;
   sv.roofline_fraction = rp.fraction;

@@ -168,6 +168,24 @@ uint64_t task_data::reseed_seed(size_t p) const {
   return trial_seed(options_->seed, problems_[p].inst.shape_name, 100000u) | 1;
 }
 
+double problem_state::roofline_bytes() const {
+  if (set_bytes.empty()) return inst.bytes;
+  std::vector<double> v = set_bytes;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+expected<void> task_data::count_set_bytes(size_t p, int s) {
+  problem_state& ps = problems_[p];
+  if (ps.inst.counted.empty()) return {};
+  auto b = spec::set_bytes(*op_, ps.inst, [&](size_t i) -> const void* { return at_a(ps.buf.inputs[size_t(s)][i]); });
+  if (!b) return tl::unexpected(b.error());
+  ps.set_bytes.resize(size_t(ps.buf.num_sets), ps.inst.bytes);
+  ps.set_bytes[size_t(s)] = *b;
+  return {};
+}
+
 expected<void> task_data::ensure_inputs(size_t p, int s, uint64_t seed, int dist) {
   problem_state& ps = problems_[p];
   if (ps.content_seed[size_t(s)] == seed) return {};
@@ -184,7 +202,7 @@ expected<void> task_data::ensure_inputs(size_t p, int s, uint64_t seed, int dist
       }
       ps.content_seed[0] = seed;
       ps.checksum[0] = it->second.checksum;
-      return {};
+      return count_set_bytes(p, 0);
     }
   }
   for (size_t i = 0; i < ps.inst.inputs.size(); ++i) {
@@ -207,7 +225,7 @@ expected<void> task_data::ensure_inputs(size_t p, int s, uint64_t seed, int dist
       snap.bytes.insert(snap.bytes.end(), src, src + ps.inst.inputs[i].bytes());
     }
   }
-  return {};
+  return count_set_bytes(p, s);
 }
 
 expected<void> task_data::begin_candidate(size_t p) {

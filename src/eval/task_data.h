@@ -30,6 +30,12 @@ struct problem_state {
   std::vector<size_t> c_guards;        // guard pages of region C for this shape
   std::vector<uint64_t> content_seed;  // seed whose inputs set s holds now (0: none)
   std::vector<uint64_t> checksum;      // per set, over all inputs
+  // Per set: `bytes` with the operator's data symbols counted from the set's
+  // inputs (empty: the operator has none, inst.bytes holds for every set).
+  std::vector<double> set_bytes;
+  // The traffic the roofline holds a call to: the median of set_bytes
+  // (timed times are medians over the sets too), else inst.bytes.
+  double roofline_bytes() const;
   // Set 0 alternates between two contents per candidate (the in-place
   // re-seed trial); copies of both spare regenerating them every time.
   struct snapshot {
@@ -84,6 +90,8 @@ class task_data {
   // set it used, and the run ends with a check of every set, so a set is
   // never checked before a call.
   expected<void> ensure_inputs(size_t p, int s, uint64_t seed, int dist);
+  // set_bytes[s] from the inputs set s holds now (operators with data symbols)
+  expected<void> count_set_bytes(size_t p, int s);
   // "" when the inputs of set s and their canaries are unchanged, else what changed.
   std::string check_inputs(size_t p, int s) const;
   // Fills outputs of set s with `poison` and their page tails with canaries.

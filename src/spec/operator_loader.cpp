@@ -16,7 +16,8 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "baseline",  "cuda_baseline", "hip_baseline", "mtia_baseline", "torch", "allowed_libraries", "template"};
+    "reference", "baseline",  "cuda_baseline", "hip_baseline", "mtia_baseline", "torch", "allowed_libraries", "template",
+    "data_symbols"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction"};
@@ -64,6 +65,7 @@ class loader {
   void read_generators(const YAML::Node& root);
   void read_shapes(const YAML::Node& root, const char* key, std::vector<shape_point>& out, bool required);
   void read_tolerances(const YAML::Node& root);
+  void read_data_symbols(const YAML::Node& root);
   void read_baseline(const YAML::Node& root, const std::string& key, bool required, baseline_spec& out);
   void check_expressions();
   void check_resolution();
@@ -174,6 +176,43 @@ void loader::read_tensors(const YAML::Node& root, const char* key, std::vector<t
     out.push_back(std::move(ts));
   }
   if (out.size() > KV_MAX_TENSORS) r_.fail(list, key, "must have at most " + std::to_string(KV_MAX_TENSORS) + " tensors");
+}
+
+void loader::read_data_symbols(const YAML::Node& root) {
+  YAML::Node map = r_.child(root, "data_symbols", "data_symbols", false);
+  if (!map.IsDefined()) return;
+  if (!map.IsMap()) {
+    r_.fail(map, "data_symbols", "must be a map of symbol to {clipped_lengths, cap, bound}, got " + yaml_reader::describe(map));
+    return;
+  }
+  for (const auto& kv : map) {
+    const std::string name = kv.first.Scalar(), path = "data_symbols." + name;
+    const YAML::Node& d = kv.second;
+    if (!d.IsMap()) {
+      r_.fail(d, path, "must be a map {clipped_lengths, cap, bound}, got " + yaml_reader::describe(d));
+      continue;
+    }
+    r_.reject_unknown_keys(d, {"clipped_lengths", "cap", "bound"}, path + ".");
+    const bool taken = std::find(op_.symbols.begin(), op_.symbols.end(), name) != op_.symbols.end() ||
+                       std::any_of(op_.derived.begin(), op_.derived.end(), [&](const auto& x) { return x.first == name; });
+    if (!is_identifier(name) || taken)
+      r_.fail(kv.first, path, "must be an identifier that is not a symbol or a derived symbol, got \"" + name + "\"");
+    data_symbol ds;
+    ds.name = name;
+    auto input = r_.string_value(d, "clipped_lengths", path + ".clipped_lengths", true);
+    auto cap = r_.expression_value(d, "cap", path + ".cap", true);
+    auto bound = r_.expression_value(d, "bound", path + ".bound", true);
+    if (input) {
+      ds.offsets = *input;
+      auto t = std::find_if(op_.inputs.begin(), op_.inputs.end(), [&](const tensor_spec& x) { return x.name == *input; });
+      if (t == op_.inputs.end() || t->dtype != "int64" || t->shape.size() != 1)
+        r_.fail(d["clipped_lengths"], path + ".clipped_lengths",
+                "must name a 1-D int64 input (segment offsets), got \"" + *input + "\"");
+    }
+    if (cap) ds.cap = *cap, lines_[path + ".cap"] = yaml_reader::line_of(d["cap"]);
+    if (bound) ds.bound = *bound, lines_[path + ".bound"] = yaml_reader::line_of(d["bound"]);
+    op_.data_symbols.push_back(std::move(ds));
+  }
 }
 
 void loader::read_params(const YAML::Node& root) {
@@ -400,8 +439,14 @@ void loader::check_expressions() {
     const std::string k = "params[" + std::to_string(i) + "].value";
     check_expr(op_.params[i].value, k, lines_[k], known);
   }
+  for (const auto& ds : op_.data_symbols) {
+    check_expr(ds.cap, "data_symbols." + ds.name + ".cap", lines_["data_symbols." + ds.name + ".cap"], known);
+    check_expr(ds.bound, "data_symbols." + ds.name + ".bound", lines_["data_symbols." + ds.name + ".bound"], known);
+  }
+  std::set<std::string> costs = known;  // the cost expressions may use the data symbols too
+  for (const auto& ds : op_.data_symbols) costs.insert(ds.name);
   for (const auto& f : cost_fields())
-    if (!(op_.*f.member).empty()) check_expr(op_.*f.member, f.key, lines_[f.key], known);
+    if (!(op_.*f.member).empty()) check_expr(op_.*f.member, f.key, lines_[f.key], costs);
   for (const auto& [input, dists] : op_.generators)
     for (size_t i = 0; i < dists.size(); ++i)
       for (const auto& [arg, text] : dists[i].args) {
@@ -489,6 +534,7 @@ expected<operator_spec> loader::run() {
     lines_[f.key] = yaml_reader::line_of(root[f.key]);
     op_.*f.member = *v;
   }
+  read_data_symbols(root);
   read_tolerances(root);
   if (auto v = r_.number_value(root, "reference_max_flops", "reference_max_flops", false)) op_.reference_max_flops = *v;
   if (auto v = r_.number_value(root, "max_speedup", "max_speedup", false)) {

@@ -1,5 +1,6 @@
 #include "spec/operator_spec.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kevolve::spec {
@@ -100,6 +101,19 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
     if (!val) return make_error(errc::invalid_input, where + ": param '" + prm.name + "': " + val.error().message);
     p.params.push_back({prm.name, prm.is_float, *val});
   }
+  for (const auto& ds : op.data_symbols) {
+    const std::string key = where + ": 'data_symbols." + ds.name + "'";
+    auto cap = evaluate_expression(ds.cap, p.symbols);
+    if (!cap) return make_error(errc::invalid_input, key + ".cap: " + cap.error().message);
+    auto bound = evaluate_expression(ds.bound, p.symbols);
+    if (!bound) return make_error(errc::invalid_input, key + ".bound: " + bound.error().message);
+    if (*cap < 0 || *bound < 0) return make_error(errc::invalid_input, key + ": cap and bound must be >= 0");
+    size_t input = 0;
+    while (input < p.inputs.size() && p.inputs[input].name != ds.offsets) ++input;
+    if (input == p.inputs.size()) return make_error(errc::invalid_input, key + ": no input '" + ds.offsets + "'");
+    p.counted.push_back({ds.name, input, *cap});
+    p.symbols[ds.name] = *bound;
+  }
   auto bytes = evaluate_expression(op.bytes, p.symbols);
   if (!bytes) return make_error(errc::invalid_input, where + ": 'bytes': " + bytes.error().message);
   auto floor = evaluate_expression(op.bytes_floor.empty() ? op.bytes : op.bytes_floor, p.symbols);
@@ -117,6 +131,23 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
   p.flops = *flops;
   p.workspace_bytes = static_cast<size_t>(*ws);
   return p;
+}
+
+expected<double> set_bytes(const operator_spec& op, const problem_instance& p,
+                           const std::function<const void*(size_t)>& input) {
+  if (p.counted.empty()) return p.bytes;
+  symbol_table symbols = p.symbols;
+  for (const auto& c : p.counted) {
+    const auto* off = static_cast<const int64_t*>(input(c.input));
+    const int64_t n = p.inputs[c.input].numel();
+    double kept = 0;
+    for (int64_t b = 0; b + 1 < n; ++b) kept += std::clamp(double(off[b + 1] - off[b]), 0.0, c.cap);
+    symbols[c.name] = kept;
+  }
+  auto bytes = evaluate_expression(op.bytes, symbols);
+  if (!bytes)
+    return make_error(errc::invalid_input, op.file.string() + ": shape '" + p.shape_name + "': 'bytes': " + bytes.error().message);
+  return *bytes;
 }
 
 }  // namespace kevolve::spec

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -53,6 +54,18 @@ struct baseline_spec {
   std::vector<std::string> libraries;
 };
 
+// A symbol counted from each input set, for the cost expressions: the
+// sum over the segments of an int64 offsets input (n + 1 entries) of
+// min(length, cap). `bound` (at least every count) stands for it where no
+// data exists: the shape's bytes, bytes_floor and flops before inputs are
+// drawn.
+struct data_symbol {
+  std::string name;
+  std::string offsets;  // the input tensor
+  std::string cap;      // expression over shape symbols
+  std::string bound;    // expression over shape symbols
+};
+
 struct operator_spec {
   std::filesystem::path file;
   std::string name;
@@ -71,6 +84,7 @@ struct operator_spec {
   std::string bytes_floor;  // empty: same as bytes
   std::string flops;
   std::string workspace_bytes = "0";
+  std::vector<data_symbol> data_symbols;  // counted per input set (clipped_lengths)
   std::map<dtype, tolerance> tolerances;
   double reference_max_flops = 2e9;
   double max_speedup = 50.0;
@@ -117,10 +131,23 @@ struct problem_instance {
   double bytes_floor = 0.0;  // least traffic any correct kernel needs (reuse in caches allowed)
   double flops = 0.0;
   size_t workspace_bytes = 0;
+  // The operator's data symbols at this shape (bound to their `bound` in
+  // `symbols`, so `bytes` is the most any input set needs).
+  struct counted_symbol {
+    std::string name;
+    size_t input = 0;  // index into inputs: the offsets
+    double cap = 0.0;
+  };
+  std::vector<counted_symbol> counted;
 };
 
 expected<problem_instance> resolve(const operator_spec& op, const variant& v, const shape_point& shape,
                                    bool holdout);
+
+// `bytes` of one input set: the data symbols counted from its inputs
+// (input(i): the data of inputs[i]); p.bytes where the operator has none.
+expected<double> set_bytes(const operator_spec& op, const problem_instance& p,
+                           const std::function<const void*(size_t)>& input);
 
 // The dtype of a tensor under a variant.
 expected<dtype> tensor_dtype(const operator_spec& op, const variant& v, const tensor_spec& t);

@@ -203,6 +203,26 @@ INSTANTIATE_TEST_SUITE_P(All, MtiaExamples,
                                            "feature_hash", "embedding_bag_sum", "jagged_to_padded_dense",
                                            "sequence_truncate", "dot_interaction", "conv1d"));
 
+// sequence_truncate reads min(len_b, K) rows per sequence: the evaluator holds
+// a kernel to the rows its input sets keep (b256_k32_d64: mean length 64, so
+// most are cut), not to min(TOTAL, B*K) rows, which it can beat.
+TEST(MtiaBackend, TruncatingOperatorsAreHeldToTheRowsTheirInputsKeep) {
+  const spec::operator_spec op = test_operator("ts_sequence_truncate");
+  auto ev = eval::evaluator::create(op, "", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(example("sequence_truncate"));
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  ASSERT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+  const auto& s = v->shapes.front();
+  ASSERT_FALSE(s.holdout);
+  auto p = spec::resolve(op, op.variants.front(), op.shapes.front(), false);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_LT(s.bytes, 0.9 * p->bytes) << "the roofline assumed every set keeps min(TOTAL, B*K) rows";
+  EXPECT_GT(s.bytes, p->bytes_floor);
+  EXPECT_GT(s.roofline_fraction, 0.0);
+  EXPECT_LE(s.roofline_fraction, 1.0);
+}
+
 // kv_mtia_lm_gather reads only its table: an index past it fails the run.
 TEST(MtiaBackend, GatherPastItsTableFailsTheRun) {
   auto ev = eval::evaluator::create(test_operator("ts_bucketize"), "", fast_options(), mtia_profile());

@@ -30,7 +30,7 @@ const std::vector<std::string>& bad_operator_names() {
       "input_without_generator", "unknown_distribution",       "reference_not_found",
       "baseline_not_found",     "bad_expression",              "wrong_type_number",
       "unknown_class",          "name_mismatch",               "invalid_yaml",
-      "torch_not_a_string",     "torch_empty",
+      "torch_not_a_string",     "torch_empty",                 "data_symbol_of_a_float_input",
   };
   return names;
 }

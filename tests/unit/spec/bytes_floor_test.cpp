@@ -1,7 +1,9 @@
 // bytes_floor: the traffic bound used to call a kernel impossibly fast.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <vector>
 
 #include "common/fs.h"
 #include "spec/operator_loader.h"
@@ -26,6 +28,37 @@ TEST(BytesFloor, GatherOperatorsCountOnlyCertainTraffic) {
   const double B = p->symbols.at("B"), D = p->symbols.at("D"), NNZ = p->symbols.at("NNZ");
   EXPECT_DOUBLE_EQ(p->bytes_floor, 8 * NNZ + 8 * (B + 1) + B * D * 4);
   EXPECT_LT(p->bytes_floor, p->bytes);
+}
+
+// sequence_truncate reads min(len_b, K) rows of every sequence: its bytes
+// before inputs exist assume min(TOTAL, B*K) rows, an input set's count its
+// own (here K = 64: lengths 100, 0, 10 and the rest 64 -> 64 + 0 + 10 + ...).
+TEST(BytesFloor, TruncatingOperatorsCountTheRowsEachInputSetKeeps) {
+  auto op = load_operator(testing::catalog_dir() / "sequence_truncate.yaml");
+  ASSERT_TRUE(op.has_value()) << op.error().message;
+  auto p = resolve(*op, op->variants[0], op->shapes[0], false);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  const double B = p->symbols.at("B"), K = p->symbols.at("K"), D = p->symbols.at("D"), T = p->symbols.at("TOTAL");
+  ASSERT_EQ(K, 64);
+  EXPECT_DOUBLE_EQ(p->bytes, std::min(T, B * K) * D * 4 + B * K * D * 4 + 16 * (B + 1));
+  std::vector<int64_t> off(size_t(B) + 1, 0);
+  const int64_t len[3] = {100, 0, 10};
+  for (size_t b = 0; b + 1 < off.size(); ++b) off[b + 1] = off[b] + (b < 3 ? len[b] : 64);
+  const size_t offsets = 1;
+  ASSERT_EQ(p->inputs[offsets].name, "offsets");
+  auto bytes = set_bytes(*op, *p, [&](size_t i) -> const void* { return i == offsets ? off.data() : nullptr; });
+  ASSERT_TRUE(bytes.has_value()) << bytes.error().message;
+  const double kept = 64 + 0 + 10 + 64 * (B - 3);
+  EXPECT_DOUBLE_EQ(*bytes, kept * D * 4 + B * K * D * 4 + 16 * (B + 1));
+  EXPECT_LT(*bytes, p->bytes);
+  // An operator without data symbols: every set costs the shape's bytes.
+  auto soft = load_operator(testing::catalog_dir() / "softmax.yaml");
+  ASSERT_TRUE(soft.has_value());
+  auto q = resolve(*soft, soft->variants[0], soft->shapes[0], false);
+  ASSERT_TRUE(q.has_value());
+  auto same = set_bytes(*soft, *q, [](size_t) -> const void* { return nullptr; });
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(*same, q->bytes);
 }
 
 TEST(BytesFloor, AboveBytesIsAnError) {
