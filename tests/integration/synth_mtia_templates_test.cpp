@@ -71,6 +71,27 @@ TEST(SynthMtiaTemplates, BucketizeGridIndexPassesOnSpreadAndClusteredBoundaries)
 
 // Every variant of `name` passes the evaluator (holdouts included) with each
 // of `choices` set over the template's defaults.
+// The child the builtin synthesizer writes from one correct parent with these
+// engine metrics (memory inherited, a fixed seed): what its rules make of them.
+synth::synthesis_result child_by_rules(synth::synthesizer& s, const spec::operator_spec& op, const spec::variant& var,
+                                       const std::string& code, std::map<std::string, double> metrics,
+                                       const char* bottleneck, double roofline_fraction) {
+  synth::context_item parent;
+  parent.code = code;
+  parent.result = eval::status::ok;
+  parent.bottleneck = bottleneck;
+  parent.roofline_fraction = roofline_fraction;
+  parent.metrics = std::move(metrics);
+  synth::synthesis_request req;
+  req.op = &op;
+  req.variant = &var;
+  req.backend = "mtia_emu";
+  req.seed = 11;
+  req.mode = search::memory_mode::inherit;
+  req.context = {parent};
+  return s.write(req);
+}
+
 void expect_choices_pass(const char* name, const std::vector<synth::param_set>& choices) {
   auto s = synth::builtin_synthesizer::create();
   ASSERT_TRUE(s.has_value()) << s.error().message;
@@ -180,20 +201,7 @@ TEST(SynthMtiaTemplates, EngineMetricsMoveOperandCopiesToAnIdleMlu) {
   const auto parent = (*s)->render_with(*ts[0], op, params, "fan 2");
   ASSERT_NE(parent.code.find("#define KVP_FAN 2"), std::string::npos);
   auto child_of = [&](std::map<std::string, double> metrics) {
-    synth::context_item item;
-    item.code = parent.code;
-    item.result = eval::status::ok;
-    item.bottleneck = "memory-bound";
-    item.roofline_fraction = 0.7;
-    item.metrics = std::move(metrics);
-    synth::synthesis_request req;
-    req.op = &op;
-    req.variant = &var;
-    req.backend = "mtia_emu";
-    req.seed = 11;
-    req.mode = search::memory_mode::inherit;
-    req.context = {item};
-    return (*s)->write(req);
+    return child_by_rules(**s, op, var, parent.code, std::move(metrics), "memory-bound", 0.7);
   };
   const auto child = child_of({{"vec_pct", 68.0}, {"mlu_pct", 38.0}, {"se_pct", 0.0}});
   ASSERT_TRUE(child.ok) << child.error;
@@ -226,20 +234,7 @@ TEST(SynthMtiaTemplates, EngineMetricsSteerRowKernelsOffTheSe) {
   const auto ts = (*s)->serving(op, &var, "mtia_emu");
   ASSERT_EQ(ts.size(), 1u);
   auto child_of = [&](const std::string& code, std::map<std::string, double> metrics) {
-    synth::context_item parent;
-    parent.code = code;
-    parent.result = eval::status::ok;
-    parent.bottleneck = "compute-bound";
-    parent.roofline_fraction = 0.5;
-    parent.metrics = std::move(metrics);
-    synth::synthesis_request req;
-    req.op = &op;
-    req.variant = &var;
-    req.backend = "mtia_emu";
-    req.seed = 11;
-    req.mode = search::memory_mode::inherit;
-    req.context = {parent};
-    return (*s)->write(req);
+    return child_by_rules(**s, op, var, code, std::move(metrics), "compute-bound", 0.5);
   };
   const auto root = (*s)->render_with(*ts[0], op, ts[0]->space.defaults(), "defaults");
   ASSERT_NE(root.code.find("#define KVP_RE_STATS 0"), std::string::npos);
