@@ -91,6 +91,18 @@ TEST_F(MtiaTrust, HonestKernelGetsEmulatedTimeRooflineAndProfile) {
     EXPECT_GE(s.metrics.at("imbalance_pct"), 0.0) << s.profile;
     EXPECT_LT(s.metrics.at("imbalance_pct"), 5.0) << s.profile;
     EXPECT_NE(s.profile.find("(load imbalance):"), std::string::npos) << s.profile;
+    // Memory bandwidth unused: the first request and the tail after the last
+    // read are part of it; what the profile line says the metrics hold.
+    for (const char* k : {"mem_unused_pct", "mem_unused_head_pct", "mem_unused_tail_pct"})
+      ASSERT_EQ(s.metrics.count(k), 1u) << k;
+    EXPECT_GT(s.metrics.at("mem_unused_head_pct"), 0.0) << s.profile;
+    EXPECT_GT(s.metrics.at("mem_unused_tail_pct"), 0.0) << s.profile;
+    EXPECT_GE(s.metrics.at("mem_unused_pct"),
+              s.metrics.at("mem_unused_head_pct") + s.metrics.at("mem_unused_tail_pct") - 1e-9);
+    EXPECT_LT(s.metrics.at("mem_unused_pct"), 100.0) << s.profile;
+    char unused[64];
+    std::snprintf(unused, sizeof unused, "memory bandwidth unused: %.1f%% of the run", s.metrics.at("mem_unused_pct"));
+    EXPECT_NE(s.profile.find(unused), std::string::npos) << unused << " in " << s.profile;
   }
   // Deterministic: the same kernel gets the same time again.
   const auto again = run(example("bias_gelu"));

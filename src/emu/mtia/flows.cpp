@@ -26,6 +26,13 @@ void flow_model::recompute() {
   }
 }
 
+double flow_model::busy_share() const {
+  if (active_ == 0) return 0;
+  const double sram = cls_[0].rate * cls_[0].weight + cls_[1].rate * cls_[1].weight;
+  const double dram = cls_[2].rate * cls_[2].weight + cls_[3].rate * cls_[3].weight;
+  return std::min(1.0, std::max({sram / sram_bw_, dram / dram_bw_, (sram + dram) / noc_bw_}));
+}
+
 void flow_model::start(int c, double bytes, float weight, uint32_t pe, uint32_t idx) {
   klass& k = cls_[c];
   k.heap.push(entry{k.vtime + bytes, seq_++, pe, idx, weight});

@@ -34,6 +34,9 @@ class flow_model {
   // Completes the flows of the class that finishes first; appends them.
   void complete_next(std::vector<flow_done>* done);
   bool idle() const { return active_ == 0; }
+  // The busiest level's share of its bandwidth in use now (SRAM, DRAM or the
+  // NoC; 0 when idle, 1 when a level moves at its peak).
+  double busy_share() const;
 
  private:
   struct entry {

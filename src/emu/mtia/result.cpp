@@ -41,6 +41,9 @@ void run_result::finish(const params& p) {
   const double denom = cycles > 0 ? cycles * p.pes() : 1;
   for (int e = 0; e < n_engines; ++e) utilisation[e] = busy[e] / denom;
   imbalance = pe_cycles > 0 ? pe_done_cycles / pe_cycles : 0;
+  mem_unused = cycles > 0 ? mem_unused_cycles / cycles : 0;
+  mem_head = cycles > 0 ? mem_head_cycles / cycles : 0;
+  mem_tail = cycles > 0 ? mem_tail_cycles / cycles : 0;
   if (!ok() || cycles <= 0) {
     bound = bound_class::none;
     return;
@@ -72,6 +75,11 @@ std::string run_result::summary() const {
                 launches, static_cast<unsigned long long>(commands), to_string(bound));
   s += buf;
   std::snprintf(buf, sizeof buf, "PEs done while another ran (load imbalance): %.1f%% of PE time\n", 100 * imbalance);
+  s += buf;
+  std::snprintf(buf, sizeof buf,
+                "memory bandwidth unused: %.1f%% of the run (%.1f%% before the first transfer, %.1f%% after the "
+                "last read, %.1f%% between)\n",
+                100 * mem_unused, 100 * mem_head, 100 * mem_tail, 100 * (mem_unused - mem_head - mem_tail));
   s += buf;
   s += "utilisation:";
   for (int e = 0; e < n_engines; ++e) {

@@ -55,6 +55,15 @@ struct run_result {
   // (PEs of a launch times its length, summed).
   double pe_done_cycles = 0, pe_cycles = 0;
   double imbalance = 0;  // pe_done_cycles / pe_cycles (finish)
+  // Memory bandwidth unused: over the launches (after their launch cost),
+  // the cycles the busiest memory level (SRAM, DRAM or the NoC) was not
+  // moving bytes at its peak, weighted by the share it left unused; of
+  // those, the cycles before the first transfer began (head) and after the
+  // last read (a transfer into a PE) ended (tail), summed over launches.
+  // Shares of all cycles, launches included (finish): for a memory-bound
+  // kernel, what it loses to the roofline besides the launch.
+  double mem_unused_cycles = 0, mem_head_cycles = 0, mem_tail_cycles = 0;
+  double mem_unused = 0, mem_head = 0, mem_tail = 0;
 
   bound_class bound = bound_class::none;
 

@@ -77,14 +77,12 @@ class replayer {
       const double t_done = flows_.next_done(now_);
       if (t_start == inf && t_done == inf) break;
       if (t_start <= t_done) {
-        flows_.advance(t_start - now_);
-        now_ = t_start;
+        pass_time(t_start);
         const pending s = starts_.top();
         starts_.pop();
         begin_flow(s.pe, s.idx);
       } else {
-        flows_.advance(t_done - now_);
-        now_ = t_done;
+        pass_time(t_done);
         done.clear();
         flows_.complete_next(&done);
         for (const flow_done& d : done) finish_flow(d.pe, d.idx);
@@ -94,6 +92,14 @@ class replayer {
   }
 
  private:
+  // Moves the clock to t, counting the memory bandwidth left unused (in
+  // cycles of the busiest level's peak).
+  void pass_time(double t) {
+    unused_ += (1.0 - flows_.busy_share()) * (t - now_);
+    flows_.advance(t - now_);
+    now_ = t;
+  }
+
   void mark(uint32_t i) {
     if (i < st_.size() && !st_[i].dirty) st_[i].dirty = true, dirty_.push_back(i);
   }
@@ -268,6 +274,7 @@ class replayer {
     else (c.write ? out_.sram_write : out_.sram_read) += charged;
     out_.noc_bytes += charged;
     flows_.start(flow_model::class_of(dram, c.write), c.work, weight, i, idx);
+    if (first_flow_ < 0) first_flow_ = now_;
   }
 
   void finish_flow(uint32_t i, uint32_t idx) {
@@ -282,6 +289,7 @@ class replayer {
     s.dma_busy[e] = false;
     if (s.head[e] < pes_[i].queue[e].size()) s.waiting |= 1u << e;
     s.last_end = std::max(s.last_end, now_);
+    if (!c.write) unused_at_last_read_ = unused_, read_ = true;
     mark(i);
   }
 
@@ -308,6 +316,10 @@ class replayer {
       for (int e = 0; e < n_engines; ++e) out_.busy[e] += s.busy[e];
     }
     for (const double e : pe_end) out_.pe_done_cycles += end - e;
+    unused_ += std::max(0.0, end - now_);  // no transfer after the last event
+    out_.mem_unused_cycles += unused_;
+    out_.mem_head_cycles += first_flow_ < 0 ? end : first_flow_;
+    out_.mem_tail_cycles += read_ ? unused_ - unused_at_last_read_ : 0.0;
     out_.pe_cycles += double(active_) * end;
     out_.cycles += end + p_.launch_cycles;
     out_.max_issue_cycles += max_issue;
@@ -330,6 +342,11 @@ class replayer {
   uint64_t seq_ = 0;
   int arrived_ = 0;
   double max_arrival_ = 0;
+  // Memory bandwidth unused (cycles of the busiest level's peak), when the
+  // first transfer began, and the unused cycles counted when the last read
+  // (a transfer into a PE) ended.
+  double unused_ = 0, first_flow_ = -1, unused_at_last_read_ = 0;
+  bool read_ = false;
 };
 
 }  // namespace

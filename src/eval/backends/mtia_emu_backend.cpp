@@ -177,6 +177,12 @@ std::string mtia_emu_backend::describe_profile(const std::vector<int64_t>& w, st
   }
   std::snprintf(buf, sizeof buf, "; PEs done while another ran (load imbalance): %.0f%% of PE time",
                 100 * from_word(w[pw_imbalance]));
+  s += buf;
+  const double unused = from_word(w[pw_mem_unused]), head = from_word(w[pw_mem_head]), tail = from_word(w[pw_mem_tail]);
+  std::snprintf(buf, sizeof buf,
+                "; memory bandwidth unused: %.1f%% of the run (%.1f%% before the first transfer, %.1f%% after the "
+                "last read, %.1f%% between)",
+                100 * unused, 100 * head, 100 * tail, 100 * (unused - head - tail));
   return s + buf;
 }
 
@@ -187,6 +193,9 @@ std::map<std::string, double> mtia_emu_backend::profile_metrics(const std::vecto
     m[std::string(emu::mtia::engine_name(e)) + "_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_util + e)]);
   for (const auto& [name, pct] : stall_shares(w)) m["wait_" + name + "_pct"] = pct;
   m["imbalance_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_imbalance)]);
+  m["mem_unused_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_mem_unused)]);
+  m["mem_unused_head_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_mem_head)]);
+  m["mem_unused_tail_pct"] = 100 * mtia_emu::from_word(w[size_t(mtia_emu::pw_mem_tail)]);
   return m;
 }
 

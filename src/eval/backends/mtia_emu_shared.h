@@ -36,6 +36,9 @@ enum profile_word : int {
   pw_util,                // n_engines utilisations follow
   pw_stall = pw_util + 7,  // n_stalls stall cycles (engine idle gaps by reason, summed over PEs) follow
   pw_imbalance = pw_stall + 6,  // share of PE time spent done while another PE still ran
+  pw_mem_unused,                // share of the run the busiest memory level's bandwidth went unused
+  pw_mem_head,                  // of it: before the first transfer
+  pw_mem_tail,                  // of it: after the last read
   pw_count
 };
 

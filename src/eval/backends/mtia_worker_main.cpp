@@ -243,6 +243,9 @@ void do_profile(const worker_state& s, const wire::request& q) {
   for (int e = 0; e < emu::n_engines && e < 7; ++e) w[size_t(pw_util + e)] = to_word(r.utilisation[size_t(e)]);
   for (int i = 0; i < emu::n_stalls && i < 6; ++i) w[size_t(pw_stall + i)] = to_word(r.stalls[size_t(i)]);
   w[pw_imbalance] = to_word(r.imbalance);
+  w[pw_mem_unused] = to_word(r.mem_unused);
+  w[pw_mem_head] = to_word(r.mem_head);
+  w[pw_mem_tail] = to_word(r.mem_tail);
   send_reply(q.nonce, wire::reply_status::ok, 0, w);
 }
 
