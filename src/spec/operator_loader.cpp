@@ -443,10 +443,13 @@ void loader::check_expressions() {
     check_expr(ds.cap, "data_symbols." + ds.name + ".cap", lines_["data_symbols." + ds.name + ".cap"], known);
     check_expr(ds.bound, "data_symbols." + ds.name + ".bound", lines_["data_symbols." + ds.name + ".bound"], known);
   }
-  std::set<std::string> costs = known;  // the cost expressions may use the data symbols too
-  for (const auto& ds : op_.data_symbols) costs.insert(ds.name);
+  // Only `bytes` is counted per input set: bytes_floor (the guard against
+  // impossible times) and flops would see the data symbols' bounds.
+  std::set<std::string> with_data = known;
+  for (const auto& ds : op_.data_symbols) with_data.insert(ds.name);
   for (const auto& f : cost_fields())
-    if (!(op_.*f.member).empty()) check_expr(op_.*f.member, f.key, lines_[f.key], costs);
+    if (!(op_.*f.member).empty())
+      check_expr(op_.*f.member, f.key, lines_[f.key], std::string(f.key) == "bytes" ? with_data : known);
   for (const auto& [input, dists] : op_.generators)
     for (size_t i = 0; i < dists.size(); ++i)
       for (const auto& [arg, text] : dists[i].args) {

@@ -61,6 +61,26 @@ TEST(BytesFloor, TruncatingOperatorsCountTheRowsEachInputSetKeeps) {
   EXPECT_EQ(*same, q->bytes);
 }
 
+// The floor guards every input set, so it may not use a data symbol (it
+// would see its bound, the most any set needs).
+TEST(BytesFloor, DataSymbolsCountOnlyInBytes) {
+  auto dir = temp_dir::create("kevolve-floor-");
+  ASSERT_TRUE(dir.has_value());
+  auto text = read_file(testing::catalog_dir() / "sequence_truncate.yaml");
+  ASSERT_TRUE(text.has_value());
+  std::string yaml = *text;
+  const std::string from = ": sequence_truncate/", to = ": " + (testing::catalog_dir() / "sequence_truncate").string() + "/";
+  for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size()) yaml.replace(at, from.size(), to);
+  const std::string floor = "bytes_floor: \"B*K*D*sizeof(T) + 16*(B+1)\"";
+  ASSERT_NE(yaml.find(floor), std::string::npos);
+  yaml.replace(yaml.find(floor), floor.size(), "bytes_floor: \"KEPT*D*sizeof(T) + 16*(B+1)\"");
+  const auto file = dir->path() / "sequence_truncate.yaml";
+  std::ofstream(file) << yaml;
+  auto op = load_operator(file);
+  ASSERT_FALSE(op.has_value());
+  EXPECT_NE(op.error().message.find("'bytes_floor' uses unknown symbol 'KEPT'"), std::string::npos) << op.error().message;
+}
+
 TEST(BytesFloor, AboveBytesIsAnError) {
   auto dir = temp_dir::create("kevolve-floor-");
   ASSERT_TRUE(dir.has_value());
