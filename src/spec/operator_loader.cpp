@@ -213,6 +213,8 @@ void loader::read_data_symbols(const YAML::Node& root) {
     if (bound) ds.bound = *bound, lines_[path + ".bound"] = yaml_reader::line_of(d["bound"]);
     op_.data_symbols.push_back(std::move(ds));
   }
+  if (!op_.data_symbols.empty() && !root["bytes_floor"].IsDefined())
+    r_.fail(map, "data_symbols", "needs a 'bytes_floor' without them (bytes depends on the input set; the floor must hold for every set)");
 }
 
 void loader::read_params(const YAML::Node& root) {

@@ -73,12 +73,20 @@ TEST(BytesFloor, DataSymbolsCountOnlyInBytes) {
   for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size()) yaml.replace(at, from.size(), to);
   const std::string floor = "bytes_floor: \"B*K*D*sizeof(T) + 16*(B+1)\"";
   ASSERT_NE(yaml.find(floor), std::string::npos);
-  yaml.replace(yaml.find(floor), floor.size(), "bytes_floor: \"KEPT*D*sizeof(T) + 16*(B+1)\"");
   const auto file = dir->path() / "sequence_truncate.yaml";
-  std::ofstream(file) << yaml;
+  std::string with_kept = yaml;
+  with_kept.replace(with_kept.find(floor), floor.size(), "bytes_floor: \"KEPT*D*sizeof(T) + 16*(B+1)\"");
+  std::ofstream(file) << with_kept;
   auto op = load_operator(file);
   ASSERT_FALSE(op.has_value());
   EXPECT_NE(op.error().message.find("'bytes_floor' uses unknown symbol 'KEPT'"), std::string::npos) << op.error().message;
+  // Without a floor of its own the floor would be bytes at the bound.
+  std::string no_floor = yaml;
+  no_floor.replace(no_floor.find(floor), floor.size(), "");
+  std::ofstream(file, std::ios::trunc) << no_floor;
+  auto op2 = load_operator(file);
+  ASSERT_FALSE(op2.has_value());
+  EXPECT_NE(op2.error().message.find("'data_symbols' needs a 'bytes_floor'"), std::string::npos) << op2.error().message;
 }
 
 TEST(BytesFloor, AboveBytesIsAnError) {
