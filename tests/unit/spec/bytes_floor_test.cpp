@@ -12,6 +12,17 @@
 namespace kevolve::spec {
 namespace {
 
+// A catalog operator's YAML text with its sources (`name/...`) made absolute,
+// so a changed copy loads from another directory.
+std::string catalog_yaml(const std::string& name) {
+  auto text = read_file(testing::catalog_dir() / (name + ".yaml"));
+  EXPECT_TRUE(text.has_value()) << name;
+  std::string yaml = text ? *text : "";
+  const std::string from = ": " + name + "/", to = ": " + (testing::catalog_dir() / name).string() + "/";
+  for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size()) yaml.replace(at, from.size(), to);
+  return yaml;
+}
+
 TEST(BytesFloor, DefaultsToBytes) {
   auto op = load_operator(testing::catalog_dir() / "softmax.yaml");
   ASSERT_TRUE(op.has_value()) << op.error().message;
@@ -66,11 +77,7 @@ TEST(BytesFloor, TruncatingOperatorsCountTheRowsEachInputSetKeeps) {
 TEST(BytesFloor, DataSymbolsCountOnlyInBytes) {
   auto dir = temp_dir::create("kevolve-floor-");
   ASSERT_TRUE(dir.has_value());
-  auto text = read_file(testing::catalog_dir() / "sequence_truncate.yaml");
-  ASSERT_TRUE(text.has_value());
-  std::string yaml = *text;
-  const std::string from = ": sequence_truncate/", to = ": " + (testing::catalog_dir() / "sequence_truncate").string() + "/";
-  for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size()) yaml.replace(at, from.size(), to);
+  const std::string yaml = catalog_yaml("sequence_truncate");
   const std::string floor = "bytes_floor: \"B*K*D*sizeof(T) + 16*(B+1)\"";
   ASSERT_NE(yaml.find(floor), std::string::npos);
   const auto file = dir->path() / "sequence_truncate.yaml";
@@ -92,15 +99,7 @@ TEST(BytesFloor, DataSymbolsCountOnlyInBytes) {
 TEST(BytesFloor, AboveBytesIsAnError) {
   auto dir = temp_dir::create("kevolve-floor-");
   ASSERT_TRUE(dir.has_value());
-  auto text = read_file(testing::catalog_dir() / "softmax.yaml");
-  ASSERT_TRUE(text.has_value());
-  std::string yaml = *text;
-  const std::string ref = (testing::catalog_dir() / "softmax").string();
-  for (const char* f : {"reference.cpp", "baseline.cpp", "baseline.cu", "mtia_baseline.cpp"}) {
-    const std::string from = std::string(": softmax/") + f, to = ": " + ref + "/" + f;
-    for (size_t at = 0; (at = yaml.find(from, at)) != std::string::npos; at += to.size())  // cuda and hip share baseline.cu
-      yaml.replace(at, from.size(), to);
-  }
+  std::string yaml = catalog_yaml("softmax");
   yaml.replace(yaml.find("name: softmax"), 13, "name: floor_op");
   yaml += "bytes_floor: \"4 * B * N * sizeof(T)\"\n";
   const auto file = dir->path() / "floor_op.yaml";
