@@ -95,9 +95,11 @@ TEST_F(SandboxTest, ReplacingTheParkingSignalsHandlerKillsTheWorker) {
 // returned, turns the reply into "left running", while a thread that waits
 // for work does not.
 TEST_F(SandboxTest, AThreadThatWillNotStopAfterTheCallIsReported) {
+  // The thread spins far past the 2 s deadline (2^33 steps took about 2 s
+  // here and sometimes finished first); the worker is killed after the call.
   const call_outcome out = run_kernel(
       "sigset_t all; sigfillset(&all); pthread_sigmask(SIG_SETMASK, &all, nullptr);\n"
-      "pthread_t t; pthread_create(&t, nullptr, [](void*) -> void* { for (volatile long i = 0; i < 1L << 33; i = i + 1) {} return nullptr; }, nullptr);\n"
+      "pthread_t t; pthread_create(&t, nullptr, [](void*) -> void* { for (volatile long i = 0; i < 1L << 40; i = i + 1) {} return nullptr; }, nullptr);\n"
       "return 0;");
   EXPECT_EQ(int(out.what), int(call_outcome::kind::left_running)) << out.detail;
   EXPECT_NE(out.detail.find("did not stop within"), std::string::npos) << out.detail;
