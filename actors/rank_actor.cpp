@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "actors/messages.h"
+#include "eval/backends/registry.h"
 
 namespace kevolve::actors {
 namespace {
@@ -65,8 +66,9 @@ caf::behavior rank_actor(self_ptr self, rank_config config, caf::actor bridge, c
         // Pin this rank's GPU before its first evaluation starts a GPU worker.
         if (start.device_index >= 0) {
           const std::string index = std::to_string(start.device_index);
-          const char* b = self->state.config.hello.backend == "hip" ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
-          if (!std::getenv(b)) setenv(b, index.c_str(), 1);
+          const eval::backend_descriptor* d = eval::find_backend(self->state.config.hello.backend);
+          if (d && !d->device_env.empty() && !std::getenv(d->device_env.c_str()))
+            setenv(d->device_env.c_str(), index.c_str(), 1);
         }
       },
       [=](const sweep::eval_request& r) {

@@ -4,10 +4,7 @@
 #include "app/commands.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "eval/backends/cpu_probe.h"
-#include "eval/backends/cuda_probe.h"
-#include "eval/backends/hip_probe.h"
-#include "eval/backends/mtia_emu_backend.h"
+#include "eval/backends/backend.h"
 #include "eval/evaluator.h"
 #include "report/verdict_table.h"
 #include "spec/operator_loader.h"
@@ -30,14 +27,11 @@ int run_eval(const cli::eval_command& cmd) {
   if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
   if (cmd.ncu != "auto") o.ncu = cmd.ncu == "on";
 
-  // hip_on_cuda: HIP sources on the NVIDIA GPU, verified only (the evaluator never times them).
-  auto hw = cmd.backend == "cuda" || cmd.backend == "hip_on_cuda" ? eval::cuda_hardware_profile(false)
-            : cmd.backend == "hip"                                ? eval::hip_hardware_profile(false)
-            : cmd.backend == "mtia_emu"                           ? eval::mtia_hardware_profile()
-                                                                  : eval::cpu_hardware_profile(o.threads, false);
-  if (hw && cmd.backend == "hip_on_cuda") hw->backend = "hip_on_cuda";
-  // A node without a GPU cannot run the cuda backend: a usage error, not an internal one.
-  if (!hw && (cmd.backend == "cuda" || cmd.backend == "hip_on_cuda"))
+  auto desc = eval::require_backend(cmd.backend);
+  if (!desc) return report_error({errc::invalid_input, "--backend: " + desc.error().message});
+  auto hw = eval::backend_hardware(**desc, o.threads);
+  // A node without a GPU cannot run a GPU backend: a usage error, not an internal one.
+  if (!hw && (*desc)->traits.uses_device)
     return report_error({errc::invalid_input, "--backend " + cmd.backend + ": " + hw.error().message});
   if (!hw) return report_error(hw.error());
   auto ev = eval::evaluator::create(*op, cmd.variant, o, *hw);

@@ -5,6 +5,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "eval/backends/registry.h"
+
 namespace kevolve::cli {
 namespace po = boost::program_options;
 
@@ -28,6 +30,13 @@ const char* kUsage =
     "\n"
     "exit codes: 0 ok, 1 verdict other than ok, 2 bad input or usage, 3 internal error\n"
     "run 'kevolve COMMAND --help' for a command's options\n";
+
+// "backend: cpu, cuda, hip, hip_on_cuda or mtia_emu"
+std::string backend_help() {
+  std::string names = eval::backend_names();
+  if (const size_t last = names.rfind(", "); last != std::string::npos) names.replace(last, 2, " or ");
+  return "backend: " + names;
+}
 
 std::string render(const po::options_description& d, const std::string& head) {
   std::ostringstream s;
@@ -178,7 +187,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       eval_command& e = cl.eval;
       po::options_description d("kevolve eval options");
       d.add_options()("help,h", "show help")("op", po::value<std::string>(&e.op)->required(), "operator name or YAML file")(
-          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), "backend: cpu, cuda, hip, hip_on_cuda or mtia_emu")(
+          "backend", po::value<std::string>(&e.backend)->default_value("cpu"), backend_help().c_str())(
           "kernel", po::value<std::string>(&e.kernel)->required(), "kernel source file")(
           "variant", po::value<std::string>(&e.variant), "dtype variant (default: the operator's first)")(
           "shapes", po::value<std::vector<std::string>>()->multitoken(), "all, or names of shape points")(
@@ -194,7 +203,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "cuda: Nsight Compute counters of the largest timed shape: auto (when ncu is found), on, off");
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend cpu|cuda|hip|hip_on_cuda|mtia_emu --kernel FILE [options]");
+        cl.help_text = render(d, "usage: kevolve eval --op NAME --backend " + eval::backend_names({}, "|") + " --kernel FILE [options]");
         return cl;
       }
       po::variables_map evm;
@@ -204,11 +213,9 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
         for (const auto& s : evm["shapes"].as<std::vector<std::string>>())
           if (s != "all") e.shapes.push_back(s);
       }
-      if (e.backend != "cpu" && e.backend != "cuda" && e.backend != "hip" && e.backend != "hip_on_cuda" &&
-          e.backend != "mtia_emu")
-        return make_error(errc::invalid_input, "--backend: '" + e.backend +
-                                                   "' is not available in this build (available: cpu, cuda, hip, "
-                                                   "hip_on_cuda, mtia_emu)");
+      if (!eval::find_backend(e.backend))
+        return make_error(errc::invalid_input, "--backend: '" + e.backend + "' is not available in this build (available: " +
+                                                   eval::backend_names() + ")");
       if (e.torch != "auto" && e.torch != "on" && e.torch != "off")
         return make_error(errc::invalid_input, "--torch: must be auto, on or off, got '" + e.torch + "'");
       if (e.ncu != "auto" && e.ncu != "on" && e.ncu != "off")

@@ -71,7 +71,8 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   auto be = make_backend(hardware.backend, options.compile_timeout);
   if (!be) return tl::unexpected(be.error());
   e->backend_ = std::move(*be);
-  if (std::string(e->backend_->name()) == "hip_on_cuda") e->options_.verify_only = true;
+  const backend_descriptor& desc = e->backend_->descriptor();
+  if (desc.traits.verify_only) e->options_.verify_only = true;
   // The reference (and the CPU baseline that stands in for it at large
   // shapes) always runs on the CPU.
   cpu_backend cpu(cache_root() / "compile" / "cpu", options.compile_timeout);
@@ -93,16 +94,17 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   if (!base) return tl::unexpected(base.error());
   auto timed_base = base;
   e->baseline_name_ = op.baseline.name;
-  if (std::string(e->backend_->baseline_key()) != "baseline") {
-    const std::string key = e->backend_->baseline_key();
-    const spec::baseline_spec& bs = key == "cuda_baseline" ? op.cuda_baseline
-                                    : key == "hip_baseline" ? op.hip_baseline
-                                                            : op.mtia_baseline;
-    if (bs.source.empty())
-      return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no '" + key +
-                                                 "' {name, source, libraries}, which the " + e->backend_->name() +
-                                                 " backend times candidates against");
-    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (key.substr(0, key.find('_')) + " baseline").c_str());
+  if (!desc.traits.host) {
+    const auto it = op.baselines.find(desc.baseline_of);
+    if (it == op.baselines.end() || it->second.source.empty()) {
+      const backend_descriptor* of = find_backend(desc.baseline_of);
+      const std::string legacy = of && !of->legacy_baseline_key.empty() ? " (or '" + of->legacy_baseline_key + "')" : "";
+      return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no 'baselines." +
+                                                 desc.baseline_of + "'" + legacy + " {name, source, libraries}, which the " +
+                                                 desc.name + " backend times candidates against");
+    }
+    const spec::baseline_spec& bs = it->second;
+    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (desc.baseline_of + " baseline").c_str());
     if (!timed_base) return tl::unexpected(timed_base.error());
     e->baseline_name_ = bs.name;
   }
@@ -121,7 +123,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   e->configure_torch();
   e->configure_ncu();
 
-  if (std::string(e->backend_->name()) == "cpu" && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
+  if (desc.traits.host && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
     const char* core = std::getenv("OPENBLAS_CORETYPE");
     e->baseline_name_ += core ? std::string(" [OPENBLAS_CORETYPE=") + core + "]" : " [OpenBLAS autodetected core]";
   }
@@ -207,10 +209,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
   }
   if (options_.verify_only && v.result == status::ok)
     v.reason = std::string("verified only, never timed") +
-               (std::string(backend_->name()) == "hip_on_cuda"
-                    ? ": correctness on another device (NVIDIA, through kevolve's HIP-on-CUDA header), not an AMD "
-                      "performance figure"
-                    : "");
+               backend_->descriptor().verify_only_reason;
   v.overhead_phases = totals.phases;
   // Report timed shapes first, as the operator lists them.
   std::stable_partition(v.shapes.begin(), v.shapes.end(), [](const shape_verdict& s) { return !s.holdout; });

@@ -31,7 +31,7 @@ expected<std::vector<std::string>> supported_once(const std::string& ncu) {
 }  // namespace
 
 void evaluator::configure_ncu() {
-  if (std::string(backend_->name()) != "cuda" || options_.verify_only || !options_.ncu.value_or(true)) return;
+  if (!backend_->descriptor().traits.ncu_profiles || options_.verify_only || !options_.ncu.value_or(true)) return;
   const std::string path = ncu::find_ncu();
   if (path.empty() || !std::filesystem::exists(path)) {
     ncu_note_ = "Nsight Compute (ncu) not found: set KEVOLVE_NCU or put ncu on PATH";

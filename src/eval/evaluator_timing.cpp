@@ -188,7 +188,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
 expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
   if (baseline_checked_.count(p)) return {};
   const problem_state& ps = data_->problem(p);
-  if (ps.baseline_is_reference && std::string(backend_->name()) == "cpu") return {};
+  if (ps.baseline_is_reference && backend_->descriptor().traits.host) return {};
   auto ref = data_->reference(p, 0);
   if (!ref) return tl::unexpected(ref.error());
   data_->poison_baseline_outputs(p, 0, 0xFF);

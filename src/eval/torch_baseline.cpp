@@ -124,7 +124,7 @@ std::vector<std::string> torch_environment(const fs::path& python, const fs::pat
   return env;
 }
 
-std::string probe_torch(const fs::path& python, const std::string& device) {
+std::string probe_torch(const fs::path& python, const std::string& device, bool gpu) {
   static std::mutex m;
   static std::map<std::pair<std::string, std::string>, std::string> known;
   std::lock_guard<std::mutex> lock(m);
@@ -138,7 +138,7 @@ std::string probe_torch(const fs::path& python, const std::string& device) {
                : expected<subprocess_result>(tl::unexpected(dir.error()));
   if (!r) why = python.string() + " cannot be run: " + r.error().message;
   else if (!r->ok()) why = python.string() + " cannot import torch: " + failure(*r, o.timeout);
-  else if (device == "cuda" && r->output.find("cuda 1") == std::string::npos)
+  else if (gpu && r->output.find(device + " 1") == std::string::npos)
     why = "PyTorch (" + last_line(r->output) + ") sees no GPU";
   return known[key] = why;
 }
@@ -187,22 +187,23 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
 // --- the evaluator's side ----------------------------------------------------
 
 void evaluator::configure_torch() {
-  const std::string be = backend_->name();
-  // Not on the emulator; not on hip (no PyTorch for ROCm in Debian) nor for
-  // correctness checks on another device (hip_on_cuda: nothing is timed).
-  if (be == "mtia_emu" || be == "hip" || options_.verify_only || !options_.torch_baselines.value_or(be == "cuda")) return;
+  const backend_descriptor& be = backend_->descriptor();
+  // Where the backend has a PyTorch (not the emulator, not hip: no PyTorch for
+  // ROCm in Debian), and never for correctness checks on another device
+  // (hip_on_cuda: nothing is timed).
+  if (be.torch_device.empty() || options_.verify_only || !options_.torch_baselines.value_or(be.torch_by_default)) return;
   if (op_.torch.empty()) {
     torch_note_ = "unavailable: " + op_.file.string() + " has no 'torch' expression";
     return;
   }
   torch_.python = options_.python.empty() ? python_executable() : fs::path(options_.python);
-  torch_.device = be == "cuda" ? "cuda" : "cpu";
-  if (const std::string why = probe_torch(torch_.python, torch_.device); !why.empty()) {
+  torch_.device = be.torch_device;
+  if (const std::string why = probe_torch(torch_.python, torch_.device, be.traits.uses_device); !why.empty()) {
     torch_note_ = "unavailable: " + why;
     log::info("PyTorch baselines of {} {}", op_.name, torch_note_);
     return;
   }
-  torch_.compile = be == "cuda";  // CPU: eager only
+  torch_.compile = be.torch_compile;  // CPU: eager only
   torch_.threads = data_->threads();
   torch_.rotation_bytes = options_.rotation_bytes;
   torch_.max_sets = options_.max_sets;

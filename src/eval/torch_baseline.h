@@ -33,7 +33,7 @@ struct torch_settings {
 
 // "" when `python` imports torch (and, for device "cuda", torch sees a GPU),
 // else why not. Probed once per interpreter and device in this process.
-std::string probe_torch(const std::filesystem::path& python, const std::string& device);
+std::string probe_torch(const std::filesystem::path& python, const std::string& device, bool gpu = false);
 
 // The environment of the runner: what PyTorch needs to find its libraries
 // and tools (the interpreter's directory first on PATH), the GPU this

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/backends/registry.h"
+
 namespace kevolve::knowledge {
 namespace {
 
@@ -11,13 +13,6 @@ std::string fixed(double v, int digits) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
-}
-
-std::string hardware_of(const std::string& backend) {
-  if (backend == "cuda") return "h200";
-  if (backend == "hip") return "mi300x";
-  if (backend == "mtia_emu") return "mtia2i";
-  return "x86";
 }
 
 // What a node's code says about itself: the builtin's template header, else
@@ -101,7 +96,7 @@ std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_s
     s.text = "---\n";
     s.text += "title: \"" + t.op + " (" + t.variant + ") on " + t.backend + ": " + fixed(b.fitness, 2) +
               "x over the baseline\"\n";
-    s.text += "level: skill\nbackends: [" + t.backend + "]\nhardware: [" + hardware_of(t.backend) + "]\n";
+    s.text += "level: skill\nbackends: [" + t.backend + "]\nhardware: [" + eval::hardware_tag_of(t.backend) + "]\n";
     if (!cls.empty()) s.text += "classes: [" + cls + "]\n";
     s.text += "tags: [" + t.op + (cls.empty() ? "" : ", " + cls) + "]\n---\n";
     s.text += "# What worked for " + t.op + " on " + t.backend + "\n\n";
@@ -119,7 +114,7 @@ std::vector<skill_doc> distill_skills(const store::sweep_record& r, double min_s
     nlohmann::json params;
     if (template_of(b, name, params)) {
       nlohmann::json block = {{"operator", t.op},    {"class", cls},       {"variant", t.variant},
-                              {"backend", t.backend}, {"hardware", hardware_of(t.backend)},
+                              {"backend", t.backend}, {"hardware", eval::hardware_tag_of(t.backend)},
                               {"fitness", b.fitness}, {"template", name},   {"params", params},
                               {"steps", moves}};
       s.text += "\nFor the builtin synthesizer (its first samples and sampling bias for this class):\n\n```" +

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/backends/registry.h"
+
 namespace kevolve::report {
 
 std::string format_seconds(double s) {
@@ -38,13 +40,13 @@ std::string side_notes(const eval::verdict& v) {
 
 std::string verdict_table(const eval::verdict& v) {
   std::string out = fmt::format("operator {} ({}) on {} — {}\nbaseline: {}\n", v.op, v.variant, v.backend, v.hardware, v.baseline);
-  if (v.backend == "mtia_emu")
-    out += fmt::format("roofline: {:.1f} GB/s (SRAM; DRAM-resident shapes use DRAM's), {:.1f} GFLOP/s (DPE), from the emulator profile\n",
-                       v.peak_bandwidth_gbs, v.peak_gflops);
-  else if (v.result == eval::status::compile_only)
+  const eval::backend_descriptor* be = eval::find_backend(v.backend);
+  // An emulator's roofline is its profile's, whether or not the kernel ran.
+  if (v.result == eval::status::compile_only && !(be && be->traits.emulated))
     out += "roofline: none (compile_only: never run here, no timing, no speedup)\n";
   else
-    out += fmt::format("roofline: {:.1f} GB/s, {:.1f} GFLOP/s fp32 (measured)\n", v.peak_bandwidth_gbs, v.peak_gflops);
+    out += fmt::format(fmt::runtime((be ? *be : eval::host_backend()).roofline_caption), v.peak_bandwidth_gbs,
+                       v.peak_gflops) + "\n";
   out += fmt::format("compile: {} ({}), {} vectorized loops, {} bytes of code\n\n",
                      v.compile.cached ? "cache hit" : format_seconds(v.compile.seconds),
                      v.result == eval::status::compile_failed ? "failed" : "ok", v.compile.vectorized_loops, v.compile.code_bytes);
@@ -59,9 +61,7 @@ std::string verdict_table(const eval::verdict& v) {
                       std::to_string(k.occupancy)});
     out += text_table(rows) + "\n";
   }
-  if (v.backend == "hip_on_cuda")
-    out += "hip_on_cuda: the HIP source ran on an NVIDIA GPU through kevolve's HIP-on-CUDA header (32-lane waves): "
-           "correctness on another device, not an AMD performance figure; never timed\n\n";
+  if (be && !be->verdict_note.empty()) out += be->verdict_note + "\n\n";
   if (!v.shapes.empty()) {
     std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
                                                    "GB/s", "GFLOP/s", "roofline", "bottleneck"}};

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "eval/backends/registry.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {
@@ -71,8 +72,12 @@ expected<mtia::params> load_mtia_profile(const std::filesystem::path& file) {
   r.reject_unknown_keys(root, {"name", "backend", "params"}, "");
   mtia::params p;
   if (auto v = r.string_value(root, "name", "name", true)) p.name = *v;
-  if (auto v = r.string_value(root, "backend", "backend", true); v && *v != "mtia_emu")
-    r.fail(root["backend"], "backend", "must be mtia_emu, got \"" + *v + "\"");
+  if (auto v = r.string_value(root, "backend", "backend", true)) {
+    const auto* d = eval::find_backend(*v);
+    if (!d || !d->traits.emulated)
+      r.fail(root["backend"], "backend",
+             "must be " + eval::backend_names([](const auto& x) { return x.traits.emulated; }, " or ") + ", got \"" + *v + "\"");
+  }
   YAML::Node params = r.child(root, "params", "params", true);
   if (params.IsDefined() && !params.IsMap()) r.fail(params, "params", "must be a map of parameters");
   if (params.IsMap()) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/paths.h"
+#include "spec/operator_baselines.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {
@@ -16,8 +17,7 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "baseline",  "cuda_baseline", "hip_baseline", "mtia_baseline", "torch", "allowed_libraries", "template",
-    "data_symbols"};
+    "reference", "torch", "allowed_libraries", "template", "data_symbols"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction"};
@@ -66,7 +66,6 @@ class loader {
   void read_shapes(const YAML::Node& root, const char* key, std::vector<shape_point>& out, bool required);
   void read_tolerances(const YAML::Node& root);
   void read_data_symbols(const YAML::Node& root);
-  void read_baseline(const YAML::Node& root, const std::string& key, bool required, baseline_spec& out);
   void check_expressions();
   void check_resolution();
   void check_path(const YAML::Node& root, const std::string& key, const fs::path& p);
@@ -383,30 +382,6 @@ void loader::check_path(const YAML::Node& at, const std::string& key, const fs::
   if (!fs::is_regular_file(p)) r_.fail(at, key, "must name an existing file relative to the YAML, got \"" + p.string() + "\" (not found)");
 }
 
-void loader::read_baseline(const YAML::Node& root, const std::string& key, bool required, baseline_spec& out) {
-  YAML::Node b = r_.child(root, key, key, required);
-  if (!b.IsDefined()) return;
-  if (!b.IsMap()) {
-    r_.fail(b, key, "must be a map {name, source, libraries}, got " + yaml_reader::describe(b));
-    return;
-  }
-  r_.reject_unknown_keys(b, {"name", "source", "libraries"}, key + ".");
-  auto name = r_.string_value(b, "name", key + ".name", true);
-  auto source = r_.string_value(b, "source", key + ".source", true);
-  auto libs = r_.string_list(b, "libraries", key + ".libraries", false);
-  if (name) out.name = *name;
-  if (source) {
-    out.source = file_.parent_path() / *source;
-    check_path(b["source"], key + ".source", out.source);
-  }
-  if (libs) out.libraries = *libs;
-  std::string known;
-  for (const auto& l : known_libraries()) known += (known.empty() ? "" : ", ") + l;
-  for (const auto& l : out.libraries)
-    if (std::find(known_libraries().begin(), known_libraries().end(), l) == known_libraries().end())
-      r_.fail(b["libraries"], key + ".libraries", "names unknown library \"" + l + "\" (known: " + known + ")");
-}
-
 void loader::check_expr(const std::string& text, const std::string& key, int line, const std::set<std::string>& allowed) {
   auto syms = expression_symbols(text);
   if (!syms) {
@@ -495,7 +470,9 @@ expected<operator_spec> loader::run() {
   }
   if (!root.IsMap()) return make_error(errc::invalid_input, file_.string() + ":1: the document must be a map of operator keys");
   op_.file = file_;
-  r_.reject_unknown_keys(root, kTopKeys, "");
+  std::set<std::string> top = kTopKeys;
+  for (const auto& k : baseline_keys()) top.insert(k);
+  r_.reject_unknown_keys(root, top, "");
 
   if (auto name = r_.string_value(root, "name", "name", true)) {
     op_.name = *name;
@@ -550,16 +527,12 @@ expected<operator_spec> loader::run() {
     op_.reference = file_.parent_path() / *ref;
     check_path(root["reference"], "reference", op_.reference);
   }
-  read_baseline(root, "baseline", true, op_.baseline);
-  read_baseline(root, "cuda_baseline", false, op_.cuda_baseline);
-  read_baseline(root, "hip_baseline", false, op_.hip_baseline);
-  read_baseline(root, "mtia_baseline", false, op_.mtia_baseline);
+  read_baselines(r_, root, file_, op_);
   if (auto t = r_.string_value(root, "torch", "torch", false)) {
     if (t->find_first_not_of(" \t\n") == std::string::npos)
       r_.fail(root["torch"], "torch", "must be a Python expression or function body over the inputs and params, got an empty string");
     op_.torch = *t;
   }
-  if (auto libs = r_.string_list(root, "allowed_libraries", "allowed_libraries", false)) op_.allowed_libraries = *libs;
   YAML::Node tmpl = r_.child(root, "template", "template", false);
   if (tmpl.IsDefined()) {
     if (!tmpl.IsMap()) r_.fail(tmpl, "template", "must be a map, got " + yaml_reader::describe(tmpl));
@@ -581,11 +554,6 @@ expected<operator_spec> loader::run() {
 }
 
 }  // namespace
-
-const std::vector<std::string>& known_libraries() {
-  static const std::vector<std::string> libs = {"openblas", "dnnl", "cublas", "cudnn"};
-  return libs;
-}
 
 expected<operator_spec> load_operator(const fs::path& yaml_file) { return loader(yaml_file).run(); }
 

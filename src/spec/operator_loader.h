@@ -21,7 +21,4 @@ expected<std::vector<operator_spec>> load_catalog(const std::filesystem::path& d
 // Finds `name` (an operator name or a path to a YAML file).
 expected<operator_spec> find_operator(const std::string& name_or_path);
 
-// Libraries a baseline or candidate may link and their linker flags.
-const std::vector<std::string>& known_libraries();
-
 }  // namespace kevolve::spec

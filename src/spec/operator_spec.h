@@ -89,10 +89,12 @@ struct operator_spec {
   double reference_max_flops = 2e9;
   double max_speedup = 50.0;
   std::filesystem::path reference;
+  // What candidates of each backend are timed against, by backend name
+  // (`baselines` in the YAML); none: the backend refuses the operator.
+  std::map<std::string, baseline_spec> baselines;
+  // The host backend's (cpu), which every operator has: it also stands in
+  // for the reference at large shapes. Equal to baselines.at("cpu").
   baseline_spec baseline;
-  baseline_spec cuda_baseline;  // what cuda candidates must beat; empty source: none
-  baseline_spec hip_baseline;   // what hip candidates must beat; empty source: none
-  baseline_spec mtia_baseline;  // what mtia_emu candidates must beat; empty source: none
   // PyTorch's version of the operator: a Python expression (or a function
   // body that returns) over the inputs and params by name, `torch` and `F`
   // (torch.nn.functional); empty: none. Timed beside the baseline, never as it.

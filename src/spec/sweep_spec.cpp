@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/fs.h"
+#include "eval/backends/registry.h"
 #include "spec/llm_section.h"
 #include "spec/operator_loader.h"
 #include "spec/yaml_reader.h"
@@ -149,9 +150,10 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
     }
     if (auto b = r.string_list(sweep, "backends", "sweep.backends", false)) {
       for (const auto& x : *b)
-        if (x != "cpu" && x != "cuda" && x != "hip" && x != "mtia_emu")
+        if (const auto* d = eval::find_backend(x); !d || !d->traits.sweepable)
           r.fail(sweep["backends"], "sweep.backends",
-                 "lists '" + x + "', which kevolve cannot evaluate yet (available: cpu, cuda, hip, mtia_emu)");
+                 "lists '" + x + "', which kevolve cannot evaluate yet (available: " +
+                     eval::backend_names([](const auto& y) { return y.traits.sweepable; }) + ")");
       s.backends = *b;
     }
     if (auto v = r.string_value(sweep, "synthesizer", "sweep.synthesizer", false)) {

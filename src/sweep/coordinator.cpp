@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "eval/backends/registry.h"
+
 namespace kevolve::sweep {
 
 coordinator::coordinator(std::unique_ptr<scheduler> s, std::set<int> remote_ranks)
@@ -57,7 +59,8 @@ outbox coordinator::on_hello(const rank_hello& h, double now) {
   std::map<std::pair<std::string, std::string>, int> next_device;
   for (const auto& [rank, view] : dispatcher_.ranks()) {
     rank_start s;
-    if (view.backend == "cuda" || view.backend == "hip") s.device_index = next_device[{view.host, view.backend}]++;
+    const eval::backend_descriptor* d = eval::find_backend(view.backend);
+    if (d && d->traits.uses_device) s.device_index = next_device[{view.host, view.backend}]++;
     out.starts.emplace_back(rank, s);
   }
   phase_ = phase::running;

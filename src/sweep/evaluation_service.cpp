@@ -1,46 +1,21 @@
 #include "sweep/evaluation_service.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <thread>
 
-#include "common/paths.h"
-#include "eval/backends/cpu_probe.h"
-#include "eval/backends/cuda_probe.h"
-#include "eval/backends/hip_backend.h"
-#include "eval/backends/hip_probe.h"
-#include "eval/backends/mtia_emu_backend.h"
+#include "eval/backends/backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
 
 namespace kevolve::sweep {
 
 expected<void> probe_backend(const std::string& backend) {
-  if (backend == "cpu") return {};
-  if (backend == "cuda") {
-    auto hw = eval::cuda_hardware_profile(false);
-    if (!hw) return make_error(errc::toolchain_error, "backend 'cuda' is not usable here: " + hw.error().message);
-    return {};
-  }
-  if (backend == "hip") {
-    // Compiling needs hipcc; without an AMD GPU every verdict is compile_only.
-    eval::hip_compiler c(cache_root() / "compile" / "hip", std::chrono::seconds(60));
-    if (auto t = c.toolchain(); !t) return make_error(errc::toolchain_error, "backend 'hip' is not usable here: " + t.error().message);
-    return {};
-  }
-  if (backend == "mtia_emu") {
-    // The emulator is part of every build; it needs its worker and profile.
-    auto hw = eval::mtia_hardware_profile();
-    if (!hw) return make_error(errc::toolchain_error, "backend 'mtia_emu' is not usable here: " + hw.error().message);
-    const auto worker = eval::mtia_worker_executable();
-    if (::access(worker.c_str(), X_OK) != 0)
-      return make_error(errc::toolchain_error, "backend 'mtia_emu' is not usable here: no executable " + worker.string());
-    return {};
-  }
-  return make_error(errc::toolchain_error,
-                    "kevolve cannot evaluate backend '" + backend + "' yet (available: cpu, cuda, hip, mtia_emu)");
+  const eval::backend_descriptor* d = eval::find_backend(backend);
+  if (!d || !d->traits.sweepable)
+    return make_error(errc::toolchain_error, "kevolve cannot evaluate backend '" + backend + "' yet (available: " +
+                                                 eval::backend_names([](const auto& x) { return x.traits.sweepable; }) + ")");
+  return eval::backend_usable(*d);
 }
 
 eval_result backend_router::evaluate(const eval_request& request) {
@@ -77,13 +52,12 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
                                                std::to_string(rank_) + ": every node must see the same operator files");
   // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const int profile_key = r.backend == "cuda" ? -1 : r.backend == "mtia_emu" ? -2 : r.backend == "hip" ? -3 : threads;
+  auto desc = eval::require_backend(r.backend);
+  if (!desc) return tl::unexpected(desc.error());
+  const std::string profile_key = r.backend + ((*desc)->traits.profile_per_thread_count ? "|" + std::to_string(threads) : "");
   auto hw = hardware_.find(profile_key);
   if (hw == hardware_.end()) {
-    auto profile = r.backend == "cuda"       ? eval::cuda_hardware_profile(false)
-                   : r.backend == "hip"      ? eval::hip_hardware_profile(false)
-                   : r.backend == "mtia_emu" ? eval::mtia_hardware_profile()
-                                             : eval::cpu_hardware_profile(threads, false);
+    auto profile = eval::backend_hardware(**desc, threads);
     if (!profile) return tl::unexpected(profile.error());
     hw = hardware_.emplace(profile_key, std::move(*profile)).first;
   }

@@ -57,7 +57,7 @@ class task_evaluators final : public evaluation_service {
   int rank_;
   size_t cache_size_;
   std::list<std::unique_ptr<entry>> cache_;  // most recent first
-  std::map<int, spec::hardware_profile> hardware_;  // by thread count
+  std::map<std::string, spec::hardware_profile> hardware_;  // by backend (and thread count where it matters)
 };
 
 }  // namespace kevolve::sweep

@@ -7,6 +7,7 @@
 
 #include "common/fs.h"
 #include "common/paths.h"
+#include "eval/backends/registry.h"
 
 namespace kevolve::synth {
 namespace fs = std::filesystem;
@@ -111,10 +112,7 @@ std::string prompt_template::render(const std::string& section, const std::map<s
 }
 
 std::string default_hardware(const std::string& backend) {
-  if (backend == "cuda") return "h200";
-  if (backend == "hip") return "mi300x";
-  if (backend == "mtia_emu") return "mtia2i";
-  return "x86";
+  return eval::hardware_tag_of(backend);
 }
 
 prompt_builder::prompt_builder(prompt_template t, std::shared_ptr<const knowledge::knowledge_base> kb, int token_budget)
@@ -148,10 +146,8 @@ built_prompt prompt_builder::build(const synthesis_request& req) {
   v["variant"] = req.variant ? req.variant->name : "";
   if (req.op) v["op_yaml"] = operator_yaml(*req.op);
   v["abi_header"] = abi_header();
-  v["abi_signature"] = req.backend == "cuda"       ? "extern \"C\" int kevolve_kernel(const kv_args* a, cudaStream_t stream)"
-                       : req.backend == "hip"      ? "extern \"C\" int kevolve_kernel(const kv_args* a, hipStream_t stream)"
-                       : req.backend == "mtia_emu" ? "extern \"C\" int kevolve_kernel(const kv_args* a, kv_mtia_device* device)"
-                                                   : "extern \"C\" int kevolve_kernel(const kv_args* a)";
+  const eval::backend_descriptor* be = eval::find_backend(req.backend);
+  v["abi_signature"] = (be ? *be : eval::host_backend()).abi_signature;
 
   // The parent: the context item with the request's parent id.
   const context_item* parent = nullptr;

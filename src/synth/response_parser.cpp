@@ -4,6 +4,8 @@
 #include <sstream>
 #include <vector>
 
+#include "eval/backends/registry.h"
+
 namespace kevolve::synth {
 namespace {
 
@@ -67,10 +69,8 @@ std::string check_abi_symbol(const std::string& code, const std::string& backend
   if (!has_def) return "the code does not define int kevolve_kernel(...)";
   if (!std::regex_search(code, direct) && !std::regex_search(code, block))
     return "kevolve_kernel is not declared extern \"C\" (the evaluator looks up the unmangled symbol)";
-  if ((backend == "cuda" || backend == "hip") && code.find("Stream_t") == std::string::npos)
-    return "kevolve_kernel on " + backend + " takes the stream as its second argument";
-  if (backend == "mtia_emu" && code.find("kv_mtia_device") == std::string::npos)
-    return "kevolve_kernel on mtia_emu takes the kv_mtia_device* as its second argument";
+  if (const auto* d = eval::find_backend(backend); d && !d->abi_marker.empty() && code.find(d->abi_marker) == std::string::npos)
+    return "kevolve_kernel on " + backend + " takes " + d->abi_marker_meaning + " as its second argument";
   return "";
 }
 

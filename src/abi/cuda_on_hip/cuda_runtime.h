@@ -2,7 +2,7 @@
  * operators' plain CUDA baselines (config/operators/<op>/baseline.cu) use
  * nothing of the CUDA runtime but a stream, cudaGetLastError and launches
  * with <<<...>>>, so hipcc compiles them for AMD GPUs through this header
- * instead of a second copy of each (`hip_baseline: {source: <op>/baseline.cu}`).
+ * instead of a second copy of each (`baselines: {hip: {source: <op>/baseline.cu}}`).
  * Candidates never see it: the hip backend's compiler adds it to trusted
  * sources whose name ends in .cu only.
  */

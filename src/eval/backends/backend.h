@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "eval/backends/registry.h"
 #include "eval/source_policy.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
@@ -38,8 +39,10 @@ class backend {
  public:
   virtual ~backend() = default;
   virtual const char* name() const = 0;
+  // Its row in the registry (registry.h): what every component knows of it.
+  const backend_descriptor& descriptor() const;
 
-  // Compiles `source`; `libraries` are names from spec::known_libraries().
+  // Compiles `source`; `libraries` are names from the backend's linkable_libraries (registry.h).
   // Fails (error) only when the compiler cannot be run at all; a source that
   // does not compile is a compiled_kernel with ok == false.
   virtual expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
@@ -72,9 +75,6 @@ class backend {
   // (spinning) for the device.
   virtual double host_seconds_per_call() const { return 5e-6; }
   virtual bool kernel_runs_on_host_threads() const { return true; }
-  // The operator YAML key of the baseline this backend times candidates
-  // against ("baseline": the CPU one).
-  virtual const char* baseline_key() const { return "baseline"; }
   // The file name compiler messages call a candidate.
   virtual const char* source_name() const { return "kernel.cpp"; }
   // Empty when kernels can run on this node; else why not. A backend that
@@ -118,15 +118,21 @@ struct static_check {
 expected<static_check> check_statically(backend& b, const std::string& source,
                                         const std::vector<std::string>& allowed_libraries);
 
-// "cpu" always; "mtia_emu" always (the emulator is built in); "cuda" in every build (compiling needs nvcc, running needs
-// kevolve-cuda-worker and a GPU); "hip" in every build (compiling needs
-// hipcc; running needs kevolve-hip-worker and an AMD GPU, else verdicts are
-// compile_only); "hip_on_cuda" (HIP sources through kevolve's HIP-on-CUDA
-// header on an NVIDIA GPU: correctness on another device, never timed).
-// Unknown names are an error naming the backends there are.
+// A backend of the registry (registry.h); unknown names are an error naming
+// the backends there are. Built-ins: cpu and mtia_emu always; cuda in every
+// build (compiling needs nvcc, running needs kevolve-cuda-worker and a GPU);
+// hip (compiling needs hipcc; running needs kevolve-hip-worker and an AMD
+// GPU, else verdicts are compile_only); hip_on_cuda (HIP sources through
+// kevolve's HIP-on-CUDA header on an NVIDIA GPU: correctness on another
+// device, never timed).
 expected<std::unique_ptr<backend>> make_backend(const std::string& name, std::chrono::seconds compile_timeout);
 
-// Backends that can be named at all in this build.
-std::vector<std::string> known_backends();
+// The hardware profile a backend's evaluator places kernels on (`threads`:
+// the CPU's evaluator threads, for backends whose profile depends on them).
+expected<spec::hardware_profile> backend_hardware(const backend_descriptor& d, int threads);
+
+// Whether this node can evaluate the backend; the error says why not
+// ("backend 'cuda' is not usable here: ...").
+expected<void> backend_usable(const backend_descriptor& d);
 
 }  // namespace kevolve::eval

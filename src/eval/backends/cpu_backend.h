@@ -22,7 +22,7 @@ class cpu_compiler {
   cpu_compiler(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> extra_flags = {},
                std::string id_tag = {});
 
-  // Compiles `source`; `libraries` are names from spec::known_libraries().
+  // Compiles `source`; `libraries` are names from the backend's linkable_libraries (registry.h).
   // Fails (error) only when the compiler cannot be run at all; a source that
   // does not compile is a compiled_kernel with ok == false.
   // `display_name` replaces the scratch path in diagnostics.

@@ -40,7 +40,6 @@ class mtia_emu_backend : public backend {
  public:
   mtia_emu_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout);
   const char* name() const override { return "mtia_emu"; }
-  const char* baseline_key() const override { return "mtia_baseline"; }
   expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
                                     const std::string& display_name) override {
     return compiler_.compile(source, libraries, display_name);

@@ -1,0 +1,24 @@
+// An operator's baselines, one per backend: `baselines: {cpu: {...}, cuda:
+// {...}, ...}` (each {name, source, libraries}), and the pre-registry keys
+// (`baseline`, `cuda_baseline`, `hip_baseline`, `mtia_baseline`), still read
+// with one deprecation note per file. Internal to src/spec.
+#pragma once
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "spec/operator_spec.h"
+#include "spec/yaml_reader.h"
+
+namespace kevolve::spec {
+
+// Fills op.baselines (and op.baseline, the host backend's, which is
+// required); libraries are checked against what each backend's compile
+// recipe links, `allowed_libraries` against what some backend's links.
+void read_baselines(yaml_reader& r, const YAML::Node& root, const std::filesystem::path& file, operator_spec& op);
+
+// The top-level keys read here.
+std::set<std::string> baseline_keys();
+
+}  // namespace kevolve::spec
