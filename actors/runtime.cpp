@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -18,6 +20,7 @@
 #include "actors/system_config.h"
 #include "common/log.h"
 #include "common/paths.h"
+#include "eval/backends/registry.h"
 
 namespace kevolve::actors {
 
@@ -95,13 +98,25 @@ expected<std::string> choose_backend(const spec::sweep_spec& spec, int rank) {
       return make_error(ok.error().code, "given backend '" + backend + "' by " + from + ", but " + ok.error().message);
     return backend;
   }
+  // Probing: the sweep's backends this node can serve, device backends first
+  // (each in sweep order), taken in turn by evaluator rank: rank r serves
+  // the ((r - 1) mod n)-th. Ranks on nodes alike thus cover every backend
+  // once there are as many evaluator ranks as backends; the coordinator
+  // stops the job before the sweep when one is left without a rank.
   std::string why;
+  std::vector<std::string> devices, others;
   for (const std::string& b : spec.backends) {
     auto ok = sweep::probe_backend(b);
-    if (ok) return b;
-    why += (why.empty() ? "" : "; ") + ok.error().message;
+    if (!ok) {
+      why += (why.empty() ? "" : "; ") + ok.error().message;
+      continue;
+    }
+    const eval::backend_descriptor* d = eval::find_backend(b);
+    (d && d->traits.uses_device ? devices : others).push_back(b);
   }
-  return make_error(errc::toolchain_error, "can evaluate none of the sweep's backends: " + why);
+  devices.insert(devices.end(), others.begin(), others.end());
+  if (devices.empty()) return make_error(errc::toolchain_error, "can evaluate none of the sweep's backends: " + why);
+  return devices[size_t(std::max(0, rank - 1)) % devices.size()];
 }
 
 std::pair<int, bool> run_evaluator_rank(evaluator_run run) {

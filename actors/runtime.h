@@ -45,8 +45,9 @@ struct evaluator_run {
 };
 
 // The backend this rank serves: the YAML rank map, else KEVOLVE_BACKEND, else
-// the first of the sweep's backends this node can evaluate; the error says
-// why it can serve none.
+// by probing: of the sweep's backends this node can evaluate (device
+// backends first, then the others, each in sweep order), rank r takes the
+// ((r - 1) mod n)-th. The error says why it can serve none.
 expected<std::string> choose_backend(const spec::sweep_spec& spec, int rank);
 
 // Rank 0 could not start the sweep: tells every evaluator rank to stop.

@@ -55,6 +55,11 @@ outbox coordinator::on_hello(const rank_hello& h, double now) {
     fail(out, now, error{errc::invalid_input, all});
     return out;
   }
+  // Every backend of the sweep needs a rank before the sweep starts.
+  if (std::string missing = backends_without_a_rank(); !missing.empty()) {
+    fail(out, now, error{errc::invalid_input, missing});
+    return out;
+  }
   // GPUs of a node are shared out by rank order among its ranks of one backend.
   std::map<std::pair<std::string, std::string>, int> next_device;
   for (const auto& [rank, view] : dispatcher_.ranks()) {
@@ -69,13 +74,42 @@ outbox coordinator::on_hello(const rank_hello& h, double now) {
   return out;
 }
 
+// "" when every backend of the sweep has an evaluator rank; else which has
+// none, who serves what, and how to fix it.
+std::string coordinator::backends_without_a_rank() const {
+  std::map<std::string, std::vector<int>> serving;
+  for (const auto& [rank, view] : dispatcher_.ranks()) serving[view.backend].push_back(rank);
+  std::string missing, served;
+  for (const std::string& backend : scheduler_->backends())
+    if (!serving.count(backend)) missing += (missing.empty() ? "'" : ", '") + backend + "'";
+  if (missing.empty()) return {};
+  for (const auto& [backend, ranks] : serving) {
+    std::string list;
+    for (int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    served += (served.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list + " serve" +
+              (ranks.size() == 1 ? "s " : " ") + backend;
+  }
+  const int last = dispatcher_.ranks().empty() ? 1 : dispatcher_.ranks().rbegin()->first;
+  return "no evaluator rank serves backend " + missing + " of the sweep (" + served +
+         "): give it a rank in the sweep YAML, e.g. 'runtime: {ranks: [{ranks: \"" + std::to_string(last) +
+         "\", backend: " + missing.substr(1, missing.find('\'', 1) - 1) + "}]}', or start the job with more ranks";
+}
+
 void coordinator::fill(outbox& out, double now) {
   if (phase_ != phase::running) return;
   for (const std::string& backend : scheduler_->backends()) {
     if (!dispatcher_.has_live(backend)) {
+      std::string why;
+      for (const auto& [rank, view] : dispatcher_.ranks())
+        if (view.backend == backend && view.state == "retired") {
+          const auto r = retired_why_.find(rank);
+          why += (why.empty() ? "" : "; ") + std::string("rank ") + std::to_string(rank) + " retired" +
+                 (r != retired_why_.end() ? " (" + r->second + ")" : "");
+        }
       begin_stop(out, now, "no evaluator rank for backend '" + backend + "' is left");
       outcome_.how = outcome::kind::failed;
-      outcome_.failure = error{errc::io_error, "no evaluator rank for backend '" + backend + "' is left (all retired)"};
+      outcome_.failure = error{errc::io_error, "no evaluator rank for backend '" + backend + "' is left" +
+                                                   (why.empty() ? std::string() : ": " + why)};
       return;
     }
     int wanted = dispatcher_.wanted(backend) + synthesis_ahead_ - synthesizing_[backend];
@@ -248,6 +282,7 @@ outbox coordinator::on_codec_failure(int rank, const std::string& message, doubl
     return on_hello(h, now);
   }
   out.notices.push_back(message + ": rank " + std::to_string(rank) + " retired");
+  retired_why_[rank] = message;
   dispatcher_.retire(rank);
   fill(out, now);
   return out;
@@ -268,7 +303,10 @@ outbox coordinator::on_tick(double now) {
     }
     return out;
   }
-  for (const dispatch_event& e : dispatcher_.check(now)) out.notices.push_back("rank " + std::to_string(e.rank) + " " + e.what);
+  for (const dispatch_event& e : dispatcher_.check(now)) {
+    out.notices.push_back("rank " + std::to_string(e.rank) + " " + e.what);
+    retired_why_[e.rank] = e.what;
+  }
   if (phase_ == phase::running) {
     if (now - last_checkpoint_ >= scheduler_->spec().checkpoint_seconds) request_checkpoint(out, now);
     fill(out, now);

@@ -80,6 +80,7 @@ class coordinator {
  private:
   enum class phase { greeting, running, draining, checkpointing, farewell, done };
   void fill(outbox& out, double now);
+  std::string backends_without_a_rank() const;
   void request_checkpoint(outbox& out, double now);
   void final_checkpoint(outbox& out, double now);
   void begin_stop(outbox& out, double now, const std::string& why);
@@ -95,6 +96,7 @@ class coordinator {
   std::set<int> local_;     // evaluators in this process
   std::vector<std::string> hello_errors_;
   std::map<int, rank_stats> stats_;
+  std::map<int, std::string> retired_why_;  // by rank: what retired it
   std::map<std::string, int> synthesizing_;  // per backend
   int synthesis_ahead_ = 0;
   int notes_pending_ = 0;  // note jobs sent, not answered

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "common/log.h"
 #include "eval/backends/backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
@@ -81,7 +82,35 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   return cache_.front().get();
 }
 
+// The last-resort catch where a verdict is made: whatever throws while one
+// candidate is evaluated (a bug, an .at() out of range, bad_alloc) becomes
+// that candidate's error, with its message, and the evaluator lives on.
 eval_result task_evaluators::evaluate(const eval_request& request) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    return evaluate_unguarded(request);
+  } catch (const std::exception& e) {
+    log::error("rank {}: evaluating node {} of task {} threw: {}", rank_, request.node, request.task_id, e.what());
+    return thrown(request, start, e.what());
+  } catch (...) {
+    log::error("rank {}: evaluating node {} of task {} threw a non-standard exception", rank_, request.node, request.task_id);
+    return thrown(request, start, "an exception that is not a std::exception");
+  }
+}
+
+eval_result task_evaluators::thrown(const eval_request& request, std::chrono::steady_clock::time_point start,
+                                    const std::string& what) {
+  eval_result out;
+  out.id = request.id;
+  out.rank = rank_;
+  out.error = "the evaluator threw while evaluating this candidate: " + what;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The task's evaluator may be half-updated: the next request builds it anew.
+  cache_.clear();
+  return out;
+}
+
+eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
   const auto start = std::chrono::steady_clock::now();
   eval_result out;
   out.id = request.id;

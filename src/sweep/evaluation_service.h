@@ -4,6 +4,8 @@
 // services (the benchmark's fixed-time one) and tested without kernels.
 #pragma once
 
+#include <chrono>
+
 #include <list>
 #include <map>
 #include <memory>
@@ -53,6 +55,8 @@ class task_evaluators final : public evaluation_service {
  private:
   struct entry;
   expected<entry*> evaluator_for(const eval_request& request);
+  eval_result evaluate_unguarded(const eval_request& request);
+  eval_result thrown(const eval_request& request, std::chrono::steady_clock::time_point start, const std::string& what);
 
   int rank_;
   size_t cache_size_;

@@ -185,6 +185,57 @@ class RankRoles(unittest.TestCase):
             self.assertFalse((Path(d) / "s.h5").exists(), "a store was written before the sweep started")
 
 
+class RankRoles(Checks):
+    def test_the_readmes_sweep_on_three_ranks_gives_each_backend_a_rank(self):
+        """The README's own sweep (cpu and mtia_emu, no rank map) as a new user starts it:
+        mpirun --oversubscribe -np 3 kevolve run config/quickstart.yaml. It stopped after
+        0.1 s (both evaluator ranks probed as cpu, mtia_emu 'all retired'); now rank 1 takes
+        cpu and rank 2 mtia_emu, the rule of choose_backend (actors/runtime.h)."""
+        config = ROOT / "config" / "quickstart.yaml"
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", str(BIN), "run", str(config)], cwd=d, env=ENV,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            try:
+                end, store, backends = time.time() + 300, None, set()
+                while time.time() < end and p.poll() is None and backends != {"cpu", "mtia_emu"}:
+                    time.sleep(1)
+                    stores = list(Path(d).glob("quickstart-*.h5"))
+                    if not stores:
+                        continue
+                    store = stores[0]
+                    try:
+                        backends = {task.rsplit("/", 1)[1] for task, (rows, _) in nodes_of(store).items()
+                                    if any(r[2] == 1 and r[0] > 0 for r in rows)}
+                    except (OSError, KeyError):
+                        pass
+                self.assertIsNone(p.poll(), "the sweep ended early:\n" + p.communicate()[0][-3000:])
+                self.assertEqual(backends, {"cpu", "mtia_emu"}, f"evaluated backends after 300 s: {backends}")
+                os.kill(rank_pid(0, config), signal.SIGTERM)
+                rc, out = finish(p, timeout=180)
+            finally:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.assertEqual(rc, 143, out[-3000:])
+            self.assertNotIn("retired", out)
+            roles = {r["rank"]: (r["backend"], r["state"]) for r in rank_rows(store)}
+            self.assertEqual(roles[1][0], "cpu", roles)
+            self.assertEqual(roles[2][0], "mtia_emu", roles)
+            self.assertNotIn("retired", {state for _, state in roles.values()}, roles)
+
+    def test_a_backend_no_rank_serves_stops_the_job_before_the_sweep_and_says_how_to_fix_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "roles.yaml"
+            cfg.write_text(sweep_yaml(["ts_silu"], 2).replace("backends: [cpu]", "backends: [cpu, mtia_emu]"))
+            rc, out = finish(mpirun(2, "run", cfg, "--store", "s.h5", cwd=d), timeout=120)
+            self.assertNotEqual(rc, 0, out[-3000:])
+            self.assertIn("no evaluator rank serves backend 'mtia_emu' of the sweep (rank 1 serves cpu)", out)
+            self.assertIn('runtime: {ranks: [{ranks: "1", backend: mtia_emu}]}', out)
+            self.assertNotIn("retired", out)
+            self.assertFalse((Path(d) / "s.h5").exists(), "a store was written before the sweep started")
+
+
 class Faults(Checks):
     OPS = ["ts_softmax", "ts_bias_gelu", "ts_rmsnorm", "ts_silu"]
     RUNTIME = "runtime: {heartbeat_seconds: 0.5, silence_seconds: 4, deadline_seconds: 60, grace_seconds: 20}\n"
