@@ -6,7 +6,10 @@
 
 namespace kevolve {
 
-std::string content_hash(std::initializer_list<std::string_view> parts) {
+namespace {
+
+template <class Parts>
+std::string hash_parts(const Parts& parts) {
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   for (std::string_view p : parts) {
@@ -21,6 +24,12 @@ std::string content_hash(std::initializer_list<std::string_view> parts) {
                 static_cast<unsigned long long>(h.low64));
   return buf;
 }
+
+}  // namespace
+
+std::string content_hash(std::initializer_list<std::string_view> parts) { return hash_parts(parts); }
+
+std::string content_hash(const std::vector<std::string>& parts) { return hash_parts(parts); }
 
 uint64_t hash_bytes(const void* data, size_t size, uint64_t seed) {
   return XXH3_64bits_withSeed(data, size, seed);

@@ -5,8 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "common/fs.h"
 #include "common/hash.h"
 #include "common/paths.h"
@@ -47,7 +45,7 @@ int count_vectorized_loops(const std::string& opt_info) {
 
 cpu_compiler::cpu_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> extra_flags,
                            std::string id_tag)
-    : cache_dir_(std::move(cache_dir)), timeout_(timeout), extra_flags_(std::move(extra_flags)), id_tag_(std::move(id_tag)) {
+    : cache_(std::move(cache_dir), timeout), extra_flags_(std::move(extra_flags)), id_tag_(std::move(id_tag)) {
   const char* cxx = std::getenv("KEVOLVE_CXX");
   compiler_ = (cxx && *cxx) ? cxx : "g++";
 }
@@ -74,91 +72,18 @@ const std::string& cpu_compiler::toolchain_id() {
 
 expected<compiled_kernel> cpu_compiler::compile(const std::string& source, const std::vector<std::string>& libraries,
                                                 const std::string& display_name) {
-  compiled_kernel k;
-  std::string flag_text;
-  for (const auto& f : flags(libraries)) flag_text += f + " ";
-  k.hash = content_hash({source, flag_text, toolchain_id()});
-  const fs::path so = cache_dir_ / (k.hash + ".so");
-  const fs::path meta = cache_dir_ / (k.hash + ".json");
-
-  // Cache hit: the metadata is written last, so its presence means complete.
-  if (auto m = read_file(meta)) {
-    try {
-      auto j = nlohmann::json::parse(*m);
-      k.ok = j.at("ok").get<bool>();
-      k.report.seconds = j.at("seconds").get<double>();
-      k.report.diagnostics = j.at("diagnostics").get<std::string>();
-      k.report.vectorized_loops = j.at("vectorized_loops").get<int>();
-      k.report.code_bytes = j.at("code_bytes").get<size_t>();
-      k.report.cached = true;
-      if (!k.ok || fs::exists(so)) {
-        if (k.ok) k.library = so;
-        return k;
-      }
-    } catch (const nlohmann::json::exception&) {
-      // A damaged entry is rebuilt below.
-    }
-  }
-
-  std::error_code ec;
-  fs::create_directories(cache_dir_, ec);
-  if (ec) return make_error(errc::io_error, "cannot create compile cache " + cache_dir_.string() + ": " + ec.message());
-  auto work = temp_dir::create("kevolve-compile-");
-  if (!work) return tl::unexpected(work.error());
-  const fs::path src = work->path() / "kernel.cpp";
-  const fs::path out = work->path() / "kernel.so";
-  const fs::path vers = work->path() / "exports.map";
-  const fs::path vec = work->path() / "vec.txt";
-  {
-    std::ofstream(src, std::ios::binary) << source;
-    // Only kevolve_kernel is visible: a candidate cannot interpose anything.
-    std::ofstream(vers) << "{ global: kevolve_kernel; local: *; };\n";
-  }
-  std::vector<std::string> argv = {compiler_};
-  for (const auto& f : flags(libraries)) {
-    if (f.rfind("-l", 0) == 0) continue;
-    argv.push_back(f);
-  }
-  argv.push_back("-Wl,--version-script=" + vers.string());
-  argv.push_back("-fopt-info-vec-optimized=" + vec.string());
-  argv.push_back(src.string());
-  argv.push_back("-o");
-  argv.push_back(out.string());
-  for (const auto& f : flags(libraries))
-    if (f.rfind("-l", 0) == 0) argv.push_back(f);
-
-  subprocess_options opts;
-  opts.timeout = timeout_;
-  opts.cwd = work->path().string();
-  opts.max_output_bytes = 64 * 1024;
-  auto r = run_subprocess(argv, opts);
-  if (!r) return make_error(errc::toolchain_error, "cannot run " + compiler_ + ": " + r.error().message);
-  k.report.seconds = r->seconds;
-  // Paths of the scratch directory mean nothing to the reader.
-  std::string diag = r->output;
-  for (size_t pos; (pos = diag.find(src.string())) != std::string::npos;) diag.replace(pos, src.string().size(), display_name);
-  k.report.diagnostics = diag;
-  if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + compiler_ + ": not found");
-  if (r->timed_out) {
-    k.report.diagnostics = "compilation exceeded " + std::to_string(timeout_.count()) + " s and was killed\n" + diag;
-  } else if (r->ok() && fs::exists(out)) {
-    k.ok = true;
-    auto info = read_file(vec);
-    if (info) k.report.vectorized_loops = count_vectorized_loops(*info);
-    if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
-    // Atomic: another evaluator sharing the cache may be loading `so` right now.
-    if (auto w = install_file_atomic(out, so); !w)
-      return make_error(errc::io_error, "cannot store " + so.string() + ": " + w.error().message);
-    k.library = so;
-  }
-  // Only successes are cached: a failure costs little to reproduce, and a
-  // rejected file must leave nothing behind.
-  if (k.ok) {
-    nlohmann::json j = {{"ok", k.ok}, {"seconds", k.report.seconds}, {"diagnostics", k.report.diagnostics},
-                        {"vectorized_loops", k.report.vectorized_loops}, {"code_bytes", k.report.code_bytes}};
-    if (auto w = write_file_atomic(meta, j.dump()); !w) return tl::unexpected(w.error());
-  }
-  return k;
+  compile_recipe r;
+  r.compiler = compiler_;
+  r.flags = flags(libraries);
+  r.toolchain = toolchain_id();
+  r.scratch_args = [](const compile_scratch& s) {
+    return std::vector<std::string>{"-Wl,--version-script=" + s.exports.string(),
+                                    "-fopt-info-vec-optimized=" + (s.dir / "vec.txt").string()};
+  };
+  r.read_outputs = [](const compile_scratch& s, compile_report& report) {
+    if (auto info = read_file(s.dir / "vec.txt")) report.vectorized_loops = count_vectorized_loops(*info);
+  };
+  return cache_.compile(source, r, display_name);
 }
 
 abi_check check_candidate_library(const elf_report& elf) {

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "eval/backends/backend.h"
+#include "eval/backends/compile_cache.h"
 #include "eval/elf_inspect.h"
 #include "eval/verdict.h"
 
@@ -34,8 +35,7 @@ class cpu_compiler {
   std::vector<std::string> flags(const std::vector<std::string>& libraries) const;
 
  private:
-  std::filesystem::path cache_dir_;
-  std::chrono::seconds timeout_;
+  compile_cache cache_;
   std::string toolchain_id_;
   std::string compiler_;
   std::vector<std::string> extra_flags_;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -161,7 +160,7 @@ fs::path cuda_worker_executable() {
 fs::path hip_on_cuda_include() { return data_root() / "src" / "abi" / "hip_on_cuda"; }
 
 cuda_compiler::cuda_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::string arch, bool hip_source)
-    : cache_dir_(std::move(cache_dir)), timeout_(timeout), arch_(arch.empty() ? detect_cuda_arch() : std::move(arch)),
+    : cache_(std::move(cache_dir), timeout), arch_(arch.empty() ? detect_cuda_arch() : std::move(arch)),
       hip_source_(hip_source), nvcc_(nvcc_path()) {}
 
 std::vector<std::string> cuda_compiler::flags(const std::vector<std::string>& libraries) const {
@@ -206,75 +205,21 @@ expected<compiled_kernel> cuda_compiler::compile(const std::string& source, cons
                                                  const std::string& display_name) {
   auto tool = toolchain();
   if (!tool) return tl::unexpected(tool.error());
-  compiled_kernel k;
-  std::string flag_text;
-  for (const auto& f : flags(libraries)) flag_text += f + " ";
-  k.hash = content_hash({source, flag_text, *tool});
-  const fs::path so = cache_dir_ / (k.hash + ".so");
-  const fs::path ptx = cache_dir_ / (k.hash + ".ptx");
-  const fs::path meta = cache_dir_ / (k.hash + ".json");
-  k.report.target = arch_;
-
-  if (gpu::load_compile_record(meta, k)) {
-    k.report.kernels = parse_ptxas_report(k.report.diagnostics);
-    if (fs::exists(so) && fs::exists(ptx)) {
-      k.library = so;
-      return k;
-    }
-    k = compiled_kernel{};
-    k.hash = content_hash({source, flag_text, *tool});
-    k.report.target = arch_;
-  }
-
-  std::error_code ec;
-  fs::create_directories(cache_dir_, ec);
-  if (ec) return make_error(errc::io_error, "cannot create compile cache " + cache_dir_.string() + ": " + ec.message());
-  auto work = temp_dir::create("kevolve-nvcc-");
-  if (!work) return tl::unexpected(work.error());
-  const fs::path src = work->path() / "kernel.cu";
-  const fs::path out = work->path() / "kernel.so";
-  const fs::path vers = work->path() / "exports.map";
-  {
-    std::ofstream(src, std::ios::binary) << source;
-    std::ofstream(vers) << "{ global: kevolve_kernel; local: *; };\n";
-  }
-  std::vector<std::string> argv = {nvcc_};
-  for (const auto& f : flags(libraries))
-    if (f.rfind("-l", 0) != 0) argv.push_back(f);
-  for (const std::string& f : std::vector<std::string>{"-keep", "-keep-dir", work->path().string(), "-Xlinker",
-                               "--version-script=" + vers.string(), "-Xlinker", "--no-undefined", src.string(), "-o",
-                               out.string()})
-    argv.push_back(f);
-  for (const auto& f : flags(libraries))
-    if (f.rfind("-l", 0) == 0) argv.push_back(f);
-
-  subprocess_options opts;
-  opts.timeout = timeout_;
-  opts.cwd = work->path().string();
-  opts.max_output_bytes = 64 * 1024;
-  auto r = run_subprocess(argv, opts);
-  if (!r) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": " + r.error().message);
-  k.report.seconds = r->seconds;
-  const std::string diag = gpu::replace_all(r->output, src.string(), display_name);
-  k.report.diagnostics = diag;
-  k.report.kernels = parse_ptxas_report(diag);
-  if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + nvcc_ + ": not found");
-  const fs::path kept_ptx = work->path() / "kernel.ptx";
-  if (r->timed_out) {
-    k.report.diagnostics = "compilation exceeded " + std::to_string(timeout_.count()) + " s and was killed\n" + diag;
-  } else if (r->ok() && fs::exists(out) && fs::exists(kept_ptx)) {
-    k.ok = true;
-    if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
-    for (const auto& [from, to] : std::vector<std::pair<fs::path, fs::path>>{{out, so}, {kept_ptx, ptx}}) {
-      // Atomic: another evaluator sharing the cache may be loading `to` right now.
-      if (auto w = install_file_atomic(from, to); !w)
-        return make_error(errc::io_error, "cannot store " + to.string() + ": " + w.error().message);
-    }
-    k.library = so;
-  }
-  if (k.ok)
-    if (auto w = gpu::save_compile_record(meta, k); !w) return tl::unexpected(w.error());
-  return k;
+  compile_recipe r;
+  r.compiler = nvcc_;
+  r.flags = flags(libraries);
+  r.toolchain = *tool;
+  r.scratch_prefix = "kevolve-nvcc-";
+  r.source_file = "kernel.cu";
+  // -keep leaves kernel.ptx in the scratch directory; it is cached beside the library.
+  r.scratch_args = [](const compile_scratch& s) {
+    return std::vector<std::string>{"-keep", "-keep-dir", s.dir.string(), "-Xlinker",
+                                    "--version-script=" + s.exports.string(), "-Xlinker", "--no-undefined"};
+  };
+  r.artefacts = {{"kernel.ptx", ".ptx"}};
+  r.target = arch_;
+  r.parse_diagnostics = [](compile_report& report) { report.kernels = parse_ptxas_report(report.diagnostics); };
+  return cache_.compile(source, r, display_name);
 }
 
 std::vector<policy_violation> scan_cuda_source(const std::string& source, const std::vector<std::string>& allowed) {

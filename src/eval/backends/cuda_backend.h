@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eval/backends/backend.h"
+#include "eval/backends/compile_cache.h"
 #include "eval/backends/gpu_common.h"
 #include "eval/elf_inspect.h"
 #include "eval/backends/hip_backend.h"
@@ -54,8 +55,7 @@ class cuda_compiler {
   }
 
  private:
-  std::filesystem::path cache_dir_;
-  std::chrono::seconds timeout_;
+  compile_cache cache_;
   std::string arch_;
   bool hip_source_ = false;
   std::string nvcc_;

@@ -6,10 +6,6 @@
 #include <cstdlib>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "common/fs.h"
-
 namespace kevolve::eval {
 
 worker_options gpu_backend::device_worker(std::filesystem::path executable, int threads, bool sandbox) {
@@ -106,34 +102,6 @@ void scan_call_launches(const std::string& code, const std::string& function, in
     if (arg <= stream_arg || null_stream(stream))
       out.push_back({line_of(code, pos), "launch on the default stream", code.substr(pos, std::min<size_t>(end + 1 - pos, 160))});
   }
-}
-
-bool load_compile_record(const fs::path& meta, compiled_kernel& k) {
-  auto m = read_file(meta);
-  if (!m) return false;
-  try {
-    auto j = nlohmann::json::parse(*m);
-    k.ok = j.at("ok").get<bool>();
-    k.report.seconds = j.at("seconds").get<double>();
-    k.report.diagnostics = j.at("diagnostics").get<std::string>();
-    k.report.code_bytes = j.at("code_bytes").get<size_t>();
-    k.report.cached = true;
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;  // a damaged entry is rebuilt
-  }
-}
-
-expected<void> save_compile_record(const fs::path& meta, const compiled_kernel& k) {
-  nlohmann::json j = {{"ok", k.ok}, {"seconds", k.report.seconds}, {"diagnostics", k.report.diagnostics},
-                      {"code_bytes", k.report.code_bytes}, {"target", k.report.target}};
-  return write_file_atomic(meta, j.dump());
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size()) text.replace(pos, from.size(), to);
-  return text;
 }
 
 }  // namespace kevolve::eval::gpu

@@ -1,5 +1,6 @@
-// Pieces the GPU backends (cuda, hip) share: finding a compiler, the cached
-// compile record, the source rules runner and the launch-stream check. Each
+// Pieces the GPU backends (cuda, hip) share: finding a compiler, the source
+// rules runner and the launch-stream check (compiling and caching is
+// compile_cache's, for every backend). Each
 // backend keeps only what differs: its compiler flags, its resource report,
 // its rules and its runtime allow-list.
 #pragma once
@@ -59,13 +60,5 @@ void scan_chevron_launches(const std::string& code, std::vector<policy_violation
 // `hipLaunchKernelGGL(kernel, grid, block, smem, stream, ...)` with a null stream.
 void scan_call_launches(const std::string& code, const std::string& function, int stream_arg,
                         std::vector<policy_violation>& out);
-
-// The compile cache's record beside a kernel's artefacts (<hash>.json).
-// Fills ok, seconds, diagnostics, code_bytes and cached; false when missing or damaged.
-bool load_compile_record(const std::filesystem::path& meta, compiled_kernel& k);
-expected<void> save_compile_record(const std::filesystem::path& meta, const compiled_kernel& k);
-
-// Replaces every occurrence of a temporary path in compiler output.
-std::string replace_all(std::string text, const std::string& from, const std::string& to);
 
 }  // namespace kevolve::eval::gpu

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -188,7 +187,7 @@ const std::string& hip_cannot_run_here() {
 }
 
 hip_compiler::hip_compiler(fs::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> archs)
-    : cache_dir_(std::move(cache_dir)), timeout_(timeout), archs_(archs.empty() ? hip_offload_archs() : std::move(archs)),
+    : cache_(std::move(cache_dir), timeout), archs_(archs.empty() ? hip_offload_archs() : std::move(archs)),
       hipcc_(hipcc_path()) {
   std::sort(archs_.begin(), archs_.end());
 }
@@ -228,71 +227,26 @@ expected<compiled_kernel> hip_compiler::compile(const std::string& source, const
                                                 const std::string& display_name) {
   auto tool = toolchain();
   if (!tool) return tl::unexpected(tool.error());
-  compiled_kernel k;
-  std::string flag_text;
-  for (const auto& f : flags(libraries)) flag_text += f + " ";
   const bool cuda_source = display_name.size() > 3 && display_name.substr(display_name.size() - 3) == ".cu";
-  k.hash = content_hash({source, flag_text, *tool, cuda_source ? "cuda_on_hip" : ""});
-  const fs::path so = cache_dir_ / (k.hash + ".so");
-  const fs::path meta = cache_dir_ / (k.hash + ".json");
-  for (const auto& a : archs_) k.report.target += (k.report.target.empty() ? "" : ",") + a;
-  if (gpu::load_compile_record(meta, k) && fs::exists(so)) {
-    k.report.kernels = parse_hip_resource_remarks(k.report.diagnostics, archs_);
-    k.library = so;
-    return k;
-  }
-  k.ok = false;
-  k.report = compile_report{};
-  for (const auto& a : archs_) k.report.target += (k.report.target.empty() ? "" : ",") + a;
-
-  std::error_code ec;
-  fs::create_directories(cache_dir_, ec);
-  if (ec) return make_error(errc::io_error, "cannot create compile cache " + cache_dir_.string() + ": " + ec.message());
-  auto work = temp_dir::create("kevolve-hipcc-");
-  if (!work) return tl::unexpected(work.error());
-  const fs::path src = work->path() / "kernel.hip";
-  const fs::path out = work->path() / "kernel.so";
-  const fs::path vers = work->path() / "exports.map";
-  {
-    std::ofstream(src, std::ios::binary) << source;
-    std::ofstream(vers) << "{ global: kevolve_kernel; local: *; };\n";
-  }
-  std::vector<std::string> argv = {hipcc_};
+  compile_recipe r;
+  r.compiler = hipcc_;
+  r.flags = flags(libraries);
+  r.toolchain = *tool;
+  r.key_extra = {cuda_source ? "cuda_on_hip" : ""};
   // Trusted CUDA baselines (.cu) compile for AMD through the CUDA-runtime-on-HIP header.
-  if (cuda_source) argv.push_back("-I" + (data_root() / "src" / "abi" / "cuda_on_hip").string());
-  for (const auto& f : flags(libraries))
-    if (f.rfind("-l", 0) != 0) argv.push_back(f);
-  for (const std::string& f : {"-Wl,--version-script=" + vers.string(), std::string("-Wl,--no-undefined"), src.string(),
-                               std::string("-o"), out.string()})
-    argv.push_back(f);
-  for (const auto& f : flags(libraries))
-    if (f.rfind("-l", 0) == 0) argv.push_back(f);
-
-  subprocess_options opts;
-  opts.timeout = timeout_;
-  opts.cwd = work->path().string();
-  opts.max_output_bytes = 256 * 1024;
-  auto r = run_subprocess(argv, opts);
-  if (!r) return make_error(errc::toolchain_error, "cannot run " + hipcc_ + ": " + r.error().message);
-  if (r->exit_code == 127) return make_error(errc::toolchain_error, "cannot run " + hipcc_ + ": not found");
-  k.report.seconds = r->seconds;
-  k.report.diagnostics = gpu::replace_all(r->output, src.string(), display_name);
-  k.report.kernels = parse_hip_resource_remarks(k.report.diagnostics, archs_);
-  if (r->timed_out) {
-    k.report.diagnostics = "compilation exceeded " + std::to_string(timeout_.count()) + " s and was killed\n" + k.report.diagnostics;
-    k.failure = "compilation exceeded " + std::to_string(timeout_.count()) + " s";
-    return k;
-  }
-  k.failure = hip_resource_failure(k.report.diagnostics, k.report.kernels);
-  if (!r->ok() || !fs::exists(out) || !k.failure.empty()) return k;
-  k.ok = true;
-  if (auto elf = inspect_elf(out)) k.report.code_bytes = elf->code_bytes;
-  // Atomic: another evaluator sharing the cache may be loading `so` right now.
-  if (auto w = install_file_atomic(out, so); !w)
-    return make_error(errc::io_error, "cannot store " + so.string() + ": " + w.error().message);
-  k.library = so;
-  if (auto w = gpu::save_compile_record(meta, k); !w) return tl::unexpected(w.error());
-  return k;
+  if (cuda_source) r.leading = {"-I" + (data_root() / "src" / "abi" / "cuda_on_hip").string()};
+  r.scratch_args = [](const compile_scratch& s) {
+    return std::vector<std::string>{"-Wl,--version-script=" + s.exports.string(), "-Wl,--no-undefined"};
+  };
+  r.scratch_prefix = "kevolve-hipcc-";
+  r.source_file = "kernel.hip";
+  r.max_output_bytes = 256 * 1024;  // one remark block per kernel and arch
+  for (const auto& a : archs_) r.target += (r.target.empty() ? "" : ",") + a;
+  r.parse_diagnostics = [this](compile_report& report) {
+    report.kernels = parse_hip_resource_remarks(report.diagnostics, archs_);
+  };
+  r.refuse = [](const compile_report& report) { return hip_resource_failure(report.diagnostics, report.kernels); };
+  return cache_.compile(source, r, display_name);
 }
 
 std::vector<policy_violation> scan_hip_source(const std::string& source, const std::vector<std::string>& allowed) {

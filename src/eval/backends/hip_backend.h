@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "eval/backends/backend.h"
+#include "eval/backends/compile_cache.h"
 #include "eval/backends/gpu_common.h"
 #include "eval/elf_inspect.h"
 
@@ -64,8 +65,7 @@ class hip_compiler {
   const std::vector<std::string>& archs() const { return archs_; }
 
  private:
-  std::filesystem::path cache_dir_;
-  std::chrono::seconds timeout_;
+  compile_cache cache_;
   std::vector<std::string> archs_;
   std::string hipcc_;
   std::string toolchain_id_;

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/hash.h"
 
@@ -29,6 +30,14 @@ TEST(content_hash, is_stable_across_calls_and_builds) {
   // A fixed value, XXH3-128 of the 8-byte little-endian length 3 followed by
   // "abc": a change here invalidates every compile cache on disk.
   EXPECT_EQ(content_hash({"abc"}), "45bcdc88efffd44520b986a5e7fe1438");
+}
+
+// The compile cache hashes a list it builds at run time: the same key as the
+// same parts written out, so existing cache entries stay valid.
+TEST(content_hash, a_vector_of_parts_hashes_like_the_same_parts_listed) {
+  EXPECT_EQ(content_hash(std::vector<std::string>{"abc"}), "45bcdc88efffd44520b986a5e7fe1438");
+  EXPECT_EQ(content_hash(std::vector<std::string>{"src", "-O3 ", "g++ 12", ""}), content_hash({"src", "-O3 ", "g++ 12", ""}));
+  EXPECT_EQ(content_hash(std::vector<std::string>{}), content_hash({}));
 }
 
 TEST(content_hash, parts_are_length_prefixed) {
