@@ -9,6 +9,7 @@
 #include "app/commands.h"
 #include "common/paths.h"
 #include "common/subprocess.h"
+#include "eval/backends/backend.h"
 #include "eval/backends/cpu_probe.h"
 #include "eval/backends/cuda_probe.h"
 #include "eval/backends/hip_backend.h"
@@ -86,7 +87,6 @@ int run_doctor(const cli::doctor_command& cmd) {
   j["cpu"] = {{"profile", hw->name},        {"model", hw->model},
               {"peak_bandwidth_gbs", hw->peak_bandwidth_gbs}, {"peak_gflops_fp32", hw->peak_gflops_fp32},
               {"measured_at", hw->measured_at}, {"cached_in", eval::cpu_profile_cache_path(threads)}};
-  std::vector<std::string> backends = {"cpu"};
   // On a GPU node: the copy bandwidth and cuBLAS bf16 rate, measured once and cached.
   expected<spec::hardware_profile> gpu = make_error(errc::not_found, "no GPU");
   if (!j["gpus"]["nvidia"].get<std::string>().empty()) {
@@ -95,13 +95,28 @@ int run_doctor(const cli::doctor_command& cmd) {
       j["cuda"] = {{"profile", gpu->name}, {"model", gpu->model}, {"peak_bandwidth_gbs", gpu->peak_bandwidth_gbs},
                    {"peak_gflops_fp32", gpu->peak_gflops_fp32}, {"peak_gflops_bf16_gemm", gpu->peak_gflops_matrix},
                    {"measured_at", gpu->measured_at}};
-      backends.push_back("cuda");
     } else {
       j["cuda"] = {{"error", gpu.error().message}};
     }
   }
-  if (!j["hip"]["toolchain"].get<std::string>().empty())
-    backends.push_back(j["hip"]["runs_kernels"].get<bool>() ? "hip" : "hip (compile_only)");
+  // Every backend of the registry: whether this node can evaluate it, and
+  // whether it only compiles here.
+  std::vector<std::string> backends;
+  for (const eval::backend_descriptor* d : eval::registered_backends()) {
+    nlohmann::json& b = j["backend"][d->name];
+    b["language"] = d->language;
+    b["hardware"] = d->hardware_tag;
+    if (auto ok = eval::backend_usable(*d); !ok) {
+      b["usable"] = false;
+      b["why_not"] = ok.error().message;
+      continue;
+    }
+    b["usable"] = true;
+    auto be = eval::make_backend(d->name, std::chrono::seconds(60));
+    const std::string cannot = be ? (*be)->cannot_run_here() : be.error().message;
+    if (!cannot.empty()) b["compile_only"] = cannot;
+    backends.push_back(d->name + (cannot.empty() ? "" : " (compile_only)") + (d->traits.verify_only ? " (verify only)" : ""));
+  }
   j["backends"] = backends;
 
   if (cmd.json) {
@@ -140,6 +155,13 @@ int run_doctor(const cli::doctor_command& cmd) {
     show("/dev/kfd", h["kfd"].get<bool>() ? "present" : "");
     show("devices", h["devices"].get<std::string>());
     show("verdicts", h["verdicts"].get<std::string>());
+  }
+  std::printf("backends\n");
+  for (const eval::backend_descriptor* d : eval::registered_backends()) {
+    const auto& b = j["backend"][d->name];
+    show(d->name.c_str(), !b["usable"].get<bool>()  ? "not usable: " + b["why_not"].get<std::string>()
+                          : b.contains("compile_only") ? "compile_only: " + b["compile_only"].get<std::string>()
+                                                       : d->language + ", " + d->hardware_tag);
   }
   std::string list;
   for (const auto& b : backends) list += (list.empty() ? "" : ", ") + b;

@@ -75,8 +75,8 @@ class backend {
   // (spinning) for the device.
   virtual double host_seconds_per_call() const { return 5e-6; }
   virtual bool kernel_runs_on_host_threads() const { return true; }
-  // The file name compiler messages call a candidate.
-  virtual const char* source_name() const { return "kernel.cpp"; }
+  // The file name compiler messages call a candidate (its descriptor's).
+  const char* source_name() const { return descriptor().source_name.c_str(); }
   // Empty when kernels can run on this node; else why not. A backend that
   // cannot run here still compiles and checks candidates: their verdict is
   // compile_only (never timed, never a speedup).
@@ -86,7 +86,7 @@ class backend {
   // A timer whose reading depends only on what the kernel does (an
   // emulator's cycle count): one call per side and shape measures it, and
   // the worker's wall and CPU time say nothing about it.
-  virtual bool deterministic_timer() const { return false; }
+  bool deterministic_timer() const { return descriptor().traits.deterministic_timer; }
   // The roofline a shape is placed on, for a call touching `call_bytes`
   // (an emulated chip keeps small calls in on-chip SRAM).
   virtual spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const {

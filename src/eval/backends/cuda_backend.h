@@ -85,7 +85,6 @@ class cuda_backend : public gpu_backend {
                bool hip_source = false)
       : compiler_(std::move(cache_dir), timeout, std::move(arch), hip_source), hip_source_(hip_source) {}
   const char* name() const override { return hip_source_ ? "hip_on_cuda" : "cuda"; }
-  const char* source_name() const override { return hip_source_ ? "kernel.hip" : "kernel.cu"; }
   expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
                                     const std::string& display_name) override {
     return compiler_.compile(source, libraries, display_name);

@@ -88,7 +88,6 @@ class hip_backend : public gpu_backend {
   hip_backend(std::filesystem::path cache_dir, std::chrono::seconds timeout, std::vector<std::string> archs = {})
       : compiler_(std::move(cache_dir), timeout, std::move(archs)) {}
   const char* name() const override { return "hip"; }
-  const char* source_name() const override { return "kernel.hip"; }
   std::string cannot_run_here() const override { return hip_cannot_run_here(); }
   expected<compiled_kernel> compile(const std::string& source, const std::vector<std::string>& libraries,
                                     const std::string& display_name) override {

@@ -51,7 +51,6 @@ class mtia_emu_backend : public backend {
   expected<abi_check> check_compiled(const compiled_kernel& k, const std::vector<std::string>& allowed) const override;
   worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
   const char* timer() const override { return "the emulator's cycle count (emulated microseconds), not wall time"; }
-  bool deterministic_timer() const override { return true; }
   spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const override;
   std::string describe_profile(const std::vector<int64_t>& words, std::string* bottleneck) const override;
   // <engine>_pct: each engine's busy share of the run (fi_in, fi_out, dpe, re, se, vec, mlu).
