@@ -74,22 +74,45 @@ std::vector<pid_t> list_threads() {
 
 bool alive(pid_t pid, pid_t tid) { return ::syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH; }
 
-// PF_EXITING in /proc/self/task/TID/stat's flags (field 9): the thread runs
-// no more user code (a thread the kernel joined, still on its way out).
-bool exiting(pid_t tid) {
+// /proc/self/task/TID/stat, or an empty string when the thread is gone.
+std::string task_stat(pid_t tid) {
   const std::string path = std::to_string(tid) + "/stat";
   const int fd = ::openat(g_task_dir, path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // gone already
+  if (fd < 0) return {};
   char buf[512];
   const ssize_t n = ::read(fd, buf, sizeof buf - 1);
   ::close(fd);
-  if (n <= 0) return true;
-  buf[n] = 0;
-  const char* p = std::strrchr(buf, ')');
-  if (!p) return false;
-  // After "(comm)": state (field 3), ppid, pgrp, session, tty_nr, tpgid, flags.
-  for (int field = 2; field < 9 && p; ++field) p = std::strchr(p + 1, ' ');  // to the space before field 9
-  return p && (std::strtoul(p + 1, nullptr, 10) & 0x4u) != 0;
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+// Field `field` of a stat line as proc(5) numbers them (from 3 on, after
+// "(comm)", which may hold spaces), or 0 when the line has no such field.
+unsigned long long stat_field(const std::string& line, int field) {
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  const char* p = line.c_str() + close;
+  for (int f = 2; f < field && p; ++f) p = std::strchr(p + 1, ' ');  // to the space before `field`
+  return p ? std::strtoull(p + 1, nullptr, 10) : 0;
+}
+
+// PF_EXITING in the flags (field 9): the thread runs no more user code (a
+// thread the kernel joined, still on its way out).
+bool exiting(pid_t tid) {
+  const std::string line = task_stat(tid);
+  return line.empty() || (stat_field(line, 9) & 0x4u) != 0;  // empty: gone already
+}
+
+// The worker's own threads (thread_parker.h): id and start time (field 22).
+struct own_thread {
+  pid_t tid;
+  unsigned long long start;
+};
+std::vector<own_thread> g_own;
+
+bool own(pid_t tid) {
+  for (const own_thread& t : g_own)
+    if (t.tid == tid) return stat_field(task_stat(tid), 22) == t.start;
+  return false;
 }
 
 bool parked(pid_t tid) {
@@ -110,6 +133,11 @@ std::string thread_parker::install() {
   if (::sigaction(signal_number(), &sa, nullptr) != 0) return std::string("sigaction: ") + std::strerror(errno);
   g_task_dir = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (g_task_dir < 0) return std::string("opening /proc/self/task: ") + std::strerror(errno);
+  const pid_t self = pid_t(::syscall(SYS_gettid));
+  for (const pid_t tid : list_threads()) {
+    const std::string line = task_stat(tid);
+    if (tid != self && !line.empty()) g_own.push_back({tid, stat_field(line, 22)});
+  }
   return {};
 }
 
@@ -136,7 +164,9 @@ bool thread_parker::park_others(std::chrono::milliseconds deadline, std::string&
     }
     bool added = false;
     for (const pid_t tid : list_threads()) {
-      if (tid == self || std::find(signalled.begin(), signalled.end(), tid) != signalled.end() || exiting(tid)) continue;
+      if (tid == self || std::find(signalled.begin(), signalled.end(), tid) != signalled.end() || exiting(tid) ||
+          own(tid))
+        continue;
       if (::syscall(SYS_tgkill, pid, tid, signal_number()) == 0) {
         signalled.push_back(tid);
         added = true;

@@ -11,6 +11,14 @@
 // Honest thread pools are unaffected: their idle threads (OpenMP's, with
 // OMP_WAIT_POLICY=PASSIVE, which the evaluator sets) sleep in the kernel and
 // resume where they were once released.
+//
+// Threads that exist when the parker is installed are the worker's own (a
+// GPU runtime starts helpers when it creates its context) and are never
+// signalled: install() runs before any candidate library is loaded, so none
+// of them runs candidate code, and a device call the worker makes while the
+// candidate's threads are parked cannot wait on one of them. They are known
+// by id and start time: a later thread that gets the id of one that exited
+// is not taken for it.
 #pragma once
 
 #include <signal.h>
@@ -26,12 +34,13 @@ class thread_parker {
   // installing their own handler for it.
   static int signal_number() { return SIGRTMIN + 6; }
 
-  // Before the sandbox: installs the handler and opens /proc/self/task.
-  // Returns an empty string on success, else what failed.
+  // Before the sandbox and before any candidate library is loaded: installs
+  // the handler, opens /proc/self/task and notes the threads running now as
+  // the worker's own. Returns an empty string on success, else what failed.
   static std::string install();
 
-  // Parks every thread but the caller. True when all stopped within
-  // `deadline`; else false, with `why` saying how many did not.
+  // Parks every thread but the caller and the worker's own. True when all
+  // stopped within `deadline`; else false, with `why` saying how many did not.
   static bool park_others(std::chrono::milliseconds deadline, std::string& why);
   // The same after a kernel call, saying on stderr (the worker's log, which
   // the evaluator quotes) what did not stop, as `program`.

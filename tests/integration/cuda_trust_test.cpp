@@ -294,6 +294,20 @@ TEST_F(CudaTrust, Row05WorkOnAHiddenStreamIsStillTimed) {
   ASSERT_EQ(v.result, status::ok) << v.reason;
   EXPECT_GT(min_median(v), 100e-6) << "work on another stream escaped the timer";
 }
+// TRUST row 17, as on the cpu (trust_test.cpp): the worker parks the host
+// threads a kernel left running before the outputs come back from the
+// device; one that will not stop is hidden work. The CUDA runtime's own
+// threads are never parked (the honest kernels above pass).
+TEST_F(CudaTrust, Row17WorkLaunchedAfterTheCallIsRejected) {
+  const eval::verdict v = run(ev_, "r17_deferred_half.cu");
+  const bool wrong = v.result == status::wrong_result && v.reason.find("elements wrong") != std::string::npos;
+  const bool hidden = v.result == status::suspicious && v.reason.find("would not stop") != std::string::npos;
+  EXPECT_TRUE(wrong || hidden) << eval::to_string(v.result) << ": " << v.reason;
+  EXPECT_EQ(v.fitness, 0.0);
+}
+TEST_F(CudaTrust, Row17AThreadThatRefusesToStopIsSuspicious) {
+  expect("r17_unstoppable_thread.cu", status::suspicious, "would not stop");
+}
 TEST_F(CudaTrust, Row08SkippingWorkWhenTheOutputLooksDoneDoesNotPay) {
   const eval::verdict v = run(ev_, "r08_skip_if_done.cu");
   ASSERT_EQ(v.result, status::ok) << v.reason;

@@ -125,6 +125,19 @@ TEST_F(MtiaTrust, CachingAcrossCallsIsRefused) { expect("static_cache.cpp", stat
 TEST_F(MtiaTrust, NoLaunchLeavesPoisonedOutputs) { expect("no_launch.cpp", status::wrong_result, "elements wrong"); }
 TEST_F(MtiaTrust, PartialWorkIsWrong) { expect("first_rows_only.cpp", status::wrong_result, "elements wrong"); }
 TEST_F(MtiaTrust, WritingAnInputThroughDmaIsCaught) { expect("write_input.cpp", status::wrong_result, "input"); }
+// TRUST row 17, as on the cpu (trust_test.cpp): the worker parks the threads
+// a kernel left running before it replies; one that will not stop is hidden
+// work.
+TEST_F(MtiaTrust, Row17WorkFinishedOutsideTheCallIsRejected) {
+  const auto v = run(kernel_source("cheats/mtia_emu/r17_deferred_half.cpp"));
+  const bool wrong = v.result == status::wrong_result && v.reason.find("elements wrong") != std::string::npos;
+  const bool hidden = v.result == status::suspicious && v.reason.find("would not stop") != std::string::npos;
+  EXPECT_TRUE(wrong || hidden) << eval::to_string(v.result) << ": " << v.reason;
+  EXPECT_EQ(v.fitness, 0.0);
+}
+TEST_F(MtiaTrust, Row17AThreadThatRefusesToStopIsSuspicious) {
+  expect("r17_unstoppable_thread.cpp", status::suspicious, "would not stop");
+}
 TEST_F(MtiaTrust, PeekingPastWhatADmaWroteFails) {
   expect("peek_past_dma.cpp", status::runtime_failed, "outside the 32 bytes its producer wrote");
 }

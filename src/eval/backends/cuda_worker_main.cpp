@@ -56,4 +56,4 @@ struct cuda_rt {
 
 }  // namespace
 
-int main(int argc, char** argv) { return kevolve::eval::gpu_worker::worker<cuda_rt>().main(argc, argv); }
+int main(int argc, char** argv) { return kevolve::eval::gpu_worker::run<cuda_rt>(argc, argv); }

@@ -44,4 +44,4 @@ struct hip_rt {
 
 }  // namespace
 
-int main(int argc, char** argv) { return kevolve::eval::gpu_worker::worker<hip_rt>().main(argc, argv); }
+int main(int argc, char** argv) { return kevolve::eval::gpu_worker::run<hip_rt>(argc, argv); }
