@@ -1,9 +1,10 @@
 // The mtia_emu baseline of bias_gelu: what a compiler would emit without double
 // buffering or fusion (one CB slot per stage, so DMA and compute never overlap).
-// Generated from knowledge/templates/mtia_emu/_bias_act.inc with the parameters below.
+// Generated from knowledge/templates/mtia_emu/bias_gelu.cpp.tmpl with the parameters below.
 #define KVP_SLOTS 1
 #define KVP_CHUNK_KB 16
 #define KVP_ADD_ON_VEC 0
+// kevolve mtia_emu template: bias add and exact GELU (SE LUT), double-buffered DMA.
 #define KVP_ACT KV_OP_GELU
 // bias + activation on the MTIA-like emulator: y = act(x + bias) over [B, N].
 // Each program owns a contiguous band of rows (cut at 32-byte boundaries so

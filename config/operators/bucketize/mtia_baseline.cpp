@@ -6,6 +6,9 @@
 #define KVP_CHUNK_KB 16
 #define KVP_ENGINE_SE 1
 #define KVP_VEC_EVERY 4
+#define KVP_INDEX 0
+#define KVP_PIPE 0
+#define KVP_CELLS 8
 // kevolve mtia_emu template: bucketize (lower_bound count) as a branch-free
 // binary search on the SE / vector core with the boundaries in local memory.
 // Each program owns a contiguous range of x (cut at 8 elements so every DMA

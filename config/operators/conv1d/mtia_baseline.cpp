@@ -5,6 +5,7 @@
 #define KVP_SLOTS 1
 #define KVP_LT_MAX 128
 #define KVP_RESIDENT 0
+#define KVP_WSLOTS 0
 // kevolve mtia_emu template: conv1d (NCW, stride 1, zero padding P) as
 // shifted-weight DPE tiles: y[b, :, l0 : l0 + Lt] = bias + sum over taps k of
 // W_k (Cout x Cin) x X[b, :, l0 + k - P : ... + Lt] (Cin x Lt), the B operand

@@ -4,6 +4,11 @@
 // knowledge/templates/mtia_emu/dot_interaction.cpp.tmpl with the parameters below.
 #define KVP_SLOTS 1
 #define KVP_OUT_UNITS 1
+#define KVP_L_BF16 0
+#define KVP_SYM 0
+#define KVP_RE_SYM 0
+#define KVP_FAN 0
+#define KVP_STACK 1
 // kevolve mtia_emu template: DLRM dot interaction, out[b, i(i-1)/2 + j] =
 // x[b, i] . x[b, j] for j < i, as a Gram matrix x[b] x[b]^T on the DPE per
 // sample with the strictly lower triangle packed by the MLU (kv_mtia_mlu_tril).

@@ -5,6 +5,7 @@
 #define KVP_SLOTS 1
 #define KVP_CHUNK_KB 16
 #define KVP_MOD_REM 1
+#define KVP_HALVES 0
 #define KVP_ENGINE_SE 1
 #define KVP_VEC_EVERY 3
 // kevolve mtia_emu template: feature_hash, out = fmix64(ids ^ salt) mod table,

@@ -1,8 +1,9 @@
 // knowledge/examples/mtia_emu/bias_gelu.cpp: an honest mtia_emu kernel of bias_gelu (kevolve eval --backend mtia_emu).
-// knowledge/templates/mtia_emu/_bias_act.inc with the parameters below: double-buffered CBs, larger chunks.
+// knowledge/templates/mtia_emu/bias_gelu.cpp.tmpl with the parameters below: double-buffered CBs, larger chunks.
 #define KVP_SLOTS 2
 #define KVP_CHUNK_KB 32
 #define KVP_ADD_ON_VEC 1
+// kevolve mtia_emu template: bias add and exact GELU (SE LUT), double-buffered DMA.
 #define KVP_ACT KV_OP_GELU
 // bias + activation on the MTIA-like emulator: y = act(x + bias) over [B, N].
 // Each program owns a contiguous band of rows (cut at 32-byte boundaries so

@@ -4,6 +4,7 @@
 #define KVP_SLOTS 3
 #define KVP_CHUNK_KB 16
 #define KVP_VEC_TAIL 0
+#define KVP_RE_STATS 0
 // Row-wise softmax / rmsnorm / layernorm over x [B, N] on the MTIA-like
 // emulator. Each program owns a band of rows (cut at 32-byte boundaries) and
 // streams it in chunks of ~KVP_CHUNK_KB KiB through a chain of SIMD-engine
