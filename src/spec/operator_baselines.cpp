@@ -47,21 +47,6 @@ void read_one(yaml_reader& r, const YAML::Node& b, const std::string& key, const
                  (linkable.empty() ? std::string("none") : join(linkable)) + ")");
 }
 
-// One note per file and process, however often the file is loaded.
-void note_deprecated(const fs::path& file, const std::vector<std::string>& legacy, const std::vector<std::string>& names) {
-  static std::mutex m;
-  static std::set<std::string> noted;
-  std::lock_guard<std::mutex> lock(m);
-  if (!noted.insert(fs::absolute(file).lexically_normal().string()).second) return;
-  std::string keys, map;
-  for (size_t i = 0; i < legacy.size(); ++i) {
-    keys += (i ? ", '" : "'") + legacy[i] + "'";
-    map += (i ? ", " : "") + names[i] + ": {...}";
-  }
-  log::warn("{}: {} {} deprecated: write 'baselines: {{{}}}' (config/operators/README.md)", file.string(), keys,
-            legacy.size() == 1 ? "is" : "are", map);
-}
-
 }  // namespace
 
 std::set<std::string> baseline_keys() {
@@ -71,13 +56,28 @@ std::set<std::string> baseline_keys() {
   return keys;
 }
 
-void read_baselines(yaml_reader& r, const YAML::Node& root, const fs::path& file, operator_spec& op) {
+void note_deprecated_baselines(const fs::path& file, const deprecated_baselines& keys) {
+  if (keys.empty()) return;
+  static std::mutex m;
+  static std::set<std::string> noted;
+  std::lock_guard<std::mutex> lock(m);
+  if (!noted.insert(fs::absolute(file).lexically_normal().string()).second) return;
+  std::string names, map;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    names += (i ? ", '" : "'") + keys[i].first + "'";
+    map += (i ? ", " : "") + keys[i].second + ": {...}";
+  }
+  log::warn("{}: {} {} deprecated: write 'baselines: {{{}}}' (config/operators/README.md)", file.string(), names,
+            keys.size() == 1 ? "is" : "are", map);
+}
+
+deprecated_baselines read_baselines(yaml_reader& r, const YAML::Node& root, const fs::path& file, operator_spec& op) {
   YAML::Node map = r.child(root, "baselines", "baselines", false);
   if (map.IsDefined() && !map.IsMap()) {
     r.fail(map, "baselines", "must map backend names to {name, source, libraries}, got " + yaml_reader::describe(map));
     map = YAML::Node();
   }
-  std::vector<std::string> legacy, legacy_names;
+  deprecated_baselines legacy;
   if (map.IsDefined())
     for (const auto& kv : map) {
       const std::string name = kv.first.Scalar();
@@ -97,15 +97,13 @@ void read_baselines(yaml_reader& r, const YAML::Node& root, const fs::path& file
       r.fail(b, d->legacy_baseline_key, "and 'baselines." + d->name + "' are both given: keep 'baselines." + d->name + "'");
       continue;
     }
-    legacy.push_back(d->legacy_baseline_key);
-    legacy_names.push_back(d->name);
+    legacy.emplace_back(d->legacy_baseline_key, d->name);
     read_one(r, b, d->legacy_baseline_key, file, *d, op.baselines[d->name]);
   }
   const eval::backend_descriptor& host = eval::host_backend();
   if (auto it = op.baselines.find(host.name); it != op.baselines.end()) op.baseline = it->second;
   else if (!map.IsDefined()) r.child(root, host.legacy_baseline_key, host.legacy_baseline_key, true);  // "is required"
   else r.fail(map, "baselines." + host.name, "is required: the " + host.name + " baseline stands in for the reference at large shapes");
-  if (!legacy.empty() && r.ok()) note_deprecated(file, legacy, legacy_names);
 
   if (auto libs = r.string_list(root, "allowed_libraries", "allowed_libraries", false)) {
     std::vector<std::string> known;
@@ -118,6 +116,7 @@ void read_baselines(yaml_reader& r, const YAML::Node& root, const fs::path& file
                "names library \"" + l + "\", which no backend's compile recipe links (known: " + join(known) + ")");
     op.allowed_libraries = *libs;
   }
+  return legacy;
 }
 
 }  // namespace kevolve::spec

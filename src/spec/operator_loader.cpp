@@ -527,7 +527,7 @@ expected<operator_spec> loader::run() {
     op_.reference = file_.parent_path() / *ref;
     check_path(root["reference"], "reference", op_.reference);
   }
-  read_baselines(r_, root, file_, op_);
+  const auto deprecated = read_baselines(r_, root, file_, op_);
   if (auto t = r_.string_value(root, "torch", "torch", false)) {
     if (t->find_first_not_of(" \t\n") == std::string::npos)
       r_.fail(root["torch"], "torch", "must be a Python expression or function body over the inputs and params, got an empty string");
@@ -550,6 +550,7 @@ expected<operator_spec> loader::run() {
     for (const auto& e : r_.errors()) all += (all.empty() ? "" : "\n") + e;
     return make_error(errc::invalid_input, all);
   }
+  note_deprecated_baselines(file_, deprecated);
   return op_;
 }
 

@@ -137,9 +137,9 @@ TEST_P(SynthMtiaRenders, TimeExactlyAsTheirTemplateAtTheParametersTheyState) {
   auto op = spec::load_operator(data_root() / "config" / "operators" / (f.op + ".yaml"));
   ASSERT_TRUE(op.has_value()) << op.error().message;
   if (f.baseline) {
-    ASSERT_TRUE(fs::equivalent(op->mtia_baseline.source, data_root() / f.relative)) << file;
+    ASSERT_TRUE(fs::equivalent(op->baselines.at("mtia_emu").source, data_root() / f.relative)) << file;
   }
-  op->mtia_baseline.source = data_root() / f.relative;
+  op->baselines.at("mtia_emu").source = data_root() / f.relative;
   auto s = synth::builtin_synthesizer::create();
   ASSERT_TRUE(s.has_value()) << s.error().message;
   auto hw = eval::mtia_hardware_profile();

@@ -193,8 +193,9 @@ class RankRoles(Checks):
         cpu and rank 2 mtia_emu, the rule of choose_backend (actors/runtime.h)."""
         config = ROOT / "config" / "quickstart.yaml"
         with tempfile.TemporaryDirectory() as d:
+            log = Path(d) / "out.txt"
             p = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", str(BIN), "run", str(config)], cwd=d, env=ENV,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                                 stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, start_new_session=True)
             try:
                 end, store, backends = time.time() + 300, None, set()
                 while time.time() < end and p.poll() is None and backends != {"cpu", "mtia_emu"}:
@@ -208,10 +209,15 @@ class RankRoles(Checks):
                                     if any(r[2] == 1 and r[0] > 0 for r in rows)}
                     except (OSError, KeyError):
                         pass
-                self.assertIsNone(p.poll(), "the sweep ended early:\n" + p.communicate()[0][-3000:])
+                if p.poll() is not None:
+                    self.fail("the sweep ended early:\n" + log.read_text()[-3000:])
                 self.assertEqual(backends, {"cpu", "mtia_emu"}, f"evaluated backends after 300 s: {backends}")
                 os.kill(rank_pid(0, config), signal.SIGTERM)
-                rc, out = finish(p, timeout=180)
+                try:
+                    rc = p.wait(timeout=180)
+                except subprocess.TimeoutExpired:
+                    rc = None
+                out = log.read_text()
             finally:
                 try:
                     os.killpg(p.pid, signal.SIGKILL)
