@@ -194,8 +194,9 @@ class RankRoles(Checks):
         config = ROOT / "config" / "quickstart.yaml"
         with tempfile.TemporaryDirectory() as d:
             log = Path(d) / "out.txt"
-            p = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", str(BIN), "run", str(config)], cwd=d, env=ENV,
-                                 stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            with log.open("w") as sink:
+                p = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "3", str(BIN), "run", str(config)], cwd=d,
+                                     env=ENV, stdout=sink, stderr=subprocess.STDOUT, text=True, start_new_session=True)
             try:
                 end, store, backends = time.time() + 300, None, set()
                 while time.time() < end and p.poll() is None and backends != {"cpu", "mtia_emu"}:

@@ -71,7 +71,7 @@ std::deque<backend_descriptor> builtin_rows() {
     d.abi_signature = "extern \"C\" int kevolve_kernel(const kv_args* a, hipStream_t stream)";
     d.abi_marker = "Stream_t";
     d.abi_marker_meaning = "the stream";
-    d.hardware_tag = "x86";
+    d.hardware_tag = "h200";
     d.device_env = "CUDA_VISIBLE_DEVICES";
     d.baseline_of = "cuda";
     d.linkable_libraries = {"cublas", "cudnn"};
