@@ -79,10 +79,12 @@ outbox coordinator::on_hello(const rank_hello& h, double now) {
 std::string coordinator::backends_without_a_rank() const {
   std::map<std::string, std::vector<int>> serving;
   for (const auto& [rank, view] : dispatcher_.ranks()) serving[view.backend].push_back(rank);
-  std::string missing, served;
+  std::vector<std::string> unserved;
   for (const std::string& backend : scheduler_->backends())
-    if (!serving.count(backend)) missing += (missing.empty() ? "'" : ", '") + backend + "'";
-  if (missing.empty()) return {};
+    if (!serving.count(backend)) unserved.push_back(backend);
+  if (unserved.empty()) return {};
+  std::string missing, served;
+  for (const auto& b : unserved) missing += (missing.empty() ? "'" : ", '") + b + "'";
   for (const auto& [backend, ranks] : serving) {
     std::string list;
     for (int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
@@ -92,7 +94,7 @@ std::string coordinator::backends_without_a_rank() const {
   const int last = dispatcher_.ranks().empty() ? 1 : dispatcher_.ranks().rbegin()->first;
   return "no evaluator rank serves backend " + missing + " of the sweep (" + served +
          "): give it a rank in the sweep YAML, e.g. 'runtime: {ranks: [{ranks: \"" + std::to_string(last) +
-         "\", backend: " + missing.substr(1, missing.find('\'', 1) - 1) + "}]}', or start the job with more ranks";
+         "\", backend: " + unserved.front() + "}]}', or start the job with more ranks";
 }
 
 void coordinator::fill(outbox& out, double now) {

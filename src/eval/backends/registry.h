@@ -4,7 +4,8 @@
 // variable that pins a rank's GPU, its baseline, PyTorch's device, which
 // vendor libraries its compile recipe links, and its traits. No component
 // outside src/eval/backends/ compares a backend name with a literal; it asks
-// the registry (tests/unit/eval/backend_names_test.cpp enforces it).
+// the registry (BackendRegistry.NoComponentComparesABackendNameWithALiteral
+// in tests/unit/eval/backend_registry_test.cpp enforces it).
 //
 // This library sits below every other component (it uses only common), so
 // the spec loaders, the synthesizers and the CLI can read it. What a backend
@@ -56,7 +57,7 @@ struct backend_traits {
 struct backend_hooks {
   std::function<std::unique_ptr<backend>(std::chrono::seconds compile_timeout)> make;
   std::function<expected<spec::hardware_profile>(int threads)> hardware;
-  // Empty: usable here; else why not (`kevolve run` refuses the backend).
+  // Success: this node can evaluate it; else why not (`kevolve run` refuses it).
   std::function<expected<void>()> usable;
 };
 

@@ -183,6 +183,22 @@ TEST(Coordinator, ARankThatCannotServeStopsTheSweepBeforeAnythingIsWritten) {
   EXPECT_NE(f.c->result().failure.message.find("rank 1 (gpu7): given backend 'cuda'"), std::string::npos);
 }
 
+// A backend whose only rank was retired ends the sweep, and the failure
+// says which rank was retired and why, not "all retired".
+TEST(Coordinator, ABackendWhoseRanksWereRetiredSaysWhichAndWhy) {
+  fixture f({1});
+  f.c->start(0);
+  outbox go = f.c->on_hello(hello(1, "n", "cpu"), 0);
+  ASSERT_EQ(go.starts.size(), 1u);
+  f.c->on_checkpoint_done(go.checkpoint_sequence, "", 0);
+  f.c->on_tick(60);  // silent for longer than silence_seconds (10)
+  ASSERT_EQ(f.c->result().how, outcome::kind::failed);
+  const std::string& m = f.c->result().failure.message;
+  EXPECT_NE(m.find("no evaluator rank for backend 'cpu' is left: rank 1 retired ("), std::string::npos) << m;
+  EXPECT_NE(m.find("heard from"), std::string::npos) << m;
+  EXPECT_EQ(m.find("all retired"), std::string::npos) << m;
+}
+
 // The hellos arrive on the transport's thread and may be queued before the
 // coordinator starts: a start after a failed greeting must not run the sweep.
 TEST(Coordinator, AStartAfterAFailedGreetingKeepsTheRanksError) {
