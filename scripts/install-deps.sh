@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package kevolve needs to build, test, run and benchmark.
-# Idempotent; apt-get only. Run as root (or through sudo).
+# Installs every Debian 12 package kevolve needs to build, test, run and benchmark,
+# then the project virtualenv with its pinned PyTorch (scripts/install-python.sh).
+# Idempotent. Run as root (or through sudo).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -20,8 +21,8 @@ packages=(
   googletest libgtest-dev libgmock-dev
   # CPU baselines: OpenBLAS (GEMM) and oneDNN (conv1d)
   libopenblas-dev libdnnl-dev
-  # benchmarks and store checks: Debian's PyTorch, h5py and NumPy
-  python3 python3-numpy python3-h5py python3-torch
+  # the project virtualenv (PyTorch, Triton, h5py from PyPI: scripts/install-python.sh)
+  python3 python3-venv
   # the HTML report's test renders it headless
   chromium
   # the hip backend: hipcc (clang-15, ROCm 5.2) compiles for AMD GPUs offline; the HIP runtime for AMD nodes
@@ -36,8 +37,9 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"$(dirname "$0")/install-python.sh"

@@ -38,6 +38,9 @@ fs::path worker_executable() {
 
 fs::path python_executable() {
   if (const char* p = env("KEVOLVE_PYTHON")) return p;
+  // The project virtualenv of scripts/install-python.sh (pinned PyTorch).
+  const fs::path venv = data_root() / ".venv" / "bin" / "python";
+  if (::access(venv.c_str(), X_OK) == 0) return venv;
   const std::string path = env("PATH") ? env("PATH") : "/usr/bin:/bin";
   for (size_t begin = 0; begin <= path.size();) {
     const size_t end = std::min(path.find(':', begin), path.size());

@@ -17,8 +17,10 @@ std::filesystem::path cache_root();
 // The kevolve-worker executable: $KEVOLVE_WORKER, else beside this binary.
 std::filesystem::path worker_executable();
 
-// The Python that runs the PyTorch baselines: $KEVOLVE_PYTHON, else python3
-// found on PATH (an absolute path), else "python3".
+// The Python that runs PyTorch (references, yardsticks, import):
+// $KEVOLVE_PYTHON, else the project virtualenv <data_root>/.venv (made by
+// scripts/install-python.sh), else python3 found on PATH (an absolute
+// path), else "python3".
 std::filesystem::path python_executable();
 
 const char* kevolve_version();

@@ -4,7 +4,7 @@ stderr, JSON on stdout, and nothing written when the input is bad.
 
 Run by CTest (test cli_contract) with KEVOLVE_BIN, KEVOLVE_HOME,
 KEVOLVE_CACHE_DIR, KEVOLVE_WORKER and KEVOLVE_TEST_DATA set; by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_cli.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_cli.py
 Exit codes of kevolve: 0 ok, 1 verdict other than ok, 2 bad input or usage,
 3 internal error.
 """

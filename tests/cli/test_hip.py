@@ -5,7 +5,7 @@ compile_only (or compile_failed), no fitness is recorded and the summary
 claims no speedup.
 
 Run by CTest (test hip_sweep) with KEVOLVE_BIN etc. set; by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_hip.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_hip.py
 """
 import csv
 import os

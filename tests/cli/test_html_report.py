@@ -9,7 +9,7 @@ that an LLM node shows the prompt and reply stored for it.
 
 Run by CTest (test html_report) with KEVOLVE_BIN etc. set; by hand:
     KEVOLVE_BIN=build/kevolve KEVOLVE_SYNTHETIC_STORE=build/kevolve-test-synthetic-store \\
-        /usr/bin/python3 tests/cli/test_html_report.py
+        .venv/bin/python tests/cli/test_html_report.py
 """
 import csv
 import io

@@ -10,7 +10,7 @@ output, summaries, report, exports or the candidate workers' environment;
 `kevolve kb promote` and retrieved by a later sweep's prompts.
 
 Run by CTest (test llm_sweeps); by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_llm.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_llm.py
 """
 import json
 import os
@@ -38,7 +38,7 @@ class Replay:
         (self.dir / "script.json").write_text(json.dumps(script))
         self.log = self.dir / "requests.jsonl"
         port = self.dir / "port"
-        self.proc = subprocess.Popen(["/usr/bin/python3", str(SERVER), "--script", str(self.dir / "script.json"),
+        self.proc = subprocess.Popen([sys.executable, str(SERVER), "--script", str(self.dir / "script.json"),
                                       "--port-file", str(port), "--log", str(self.log)])
         for _ in range(200):
             if port.exists():

@@ -4,7 +4,7 @@ faster than the baselines, an operator known only from its YAML, and a sweep
 killed with SIGKILL again and again that always resumes from an intact store.
 
 Run by CTest (test run_sweeps) with KEVOLVE_BIN etc. set; by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_run.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_run.py
 """
 import csv
 import os

@@ -8,7 +8,7 @@ hands the store's skills (notes included) to the next sweep's prompts
 without promote; the API key appears nowhere.
 
 Run by CTest (test llm_skill_notes); by hand:
-    KEVOLVE_BIN=$PWD/build/kevolve /usr/bin/python3 tests/cli/test_skill_notes.py
+    KEVOLVE_BIN=$PWD/build/kevolve .venv/bin/python tests/cli/test_skill_notes.py
 """
 import json
 import os

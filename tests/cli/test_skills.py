@@ -7,7 +7,7 @@ far as the template has them), and its verdict is ok. No speed is asserted
 here (bench/skills_gain.py measures the gain).
 
 Run by CTest (test skills_priors); by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/cli/test_skills.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_skills.py
 """
 import json
 import os

@@ -5,7 +5,7 @@ an evaluator rank that hangs (SIGSTOP) or exits (SIGKILL) mid-sweep costs no
 node; SIGTERM on any rank ends the job with a complete, resumable store.
 
 Run by CTest (test mpi_sweeps); by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/mpi/test_mpi.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/mpi/test_mpi.py
 """
 import hashlib
 import os

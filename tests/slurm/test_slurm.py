@@ -15,7 +15,7 @@ The daemons are stopped by PID file at the end. Skips only when not root or
 when Slurm and MUNGE cannot be installed.
 
 Run by CTest (test slurm_jobs); by hand:
-    KEVOLVE_BIN=build/kevolve /usr/bin/python3 tests/slurm/test_slurm.py
+    KEVOLVE_BIN=build/kevolve .venv/bin/python tests/slurm/test_slurm.py
 """
 import hashlib
 import os

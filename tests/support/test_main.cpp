@@ -11,8 +11,7 @@ int main(int argc, char** argv) {
   ::setenv("KEVOLVE_WORKER", KEVOLVE_TEST_BINARY_DIR "/kevolve-worker", 0);
   ::setenv("KEVOLVE_BIN", KEVOLVE_TEST_BINARY_DIR "/kevolve", 0);
   ::setenv("KEVOLVE_TEST_DATA", KEVOLVE_TEST_SOURCE_DIR "/tests/data", 0);
-  // Debian's python3-torch (scripts/install-deps.sh) for the PyTorch baselines.
-  ::setenv("KEVOLVE_PYTHON", "/usr/bin/python3", 0);
+  // PyTorch: the project virtualenv under KEVOLVE_HOME (python_executable()).
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
