@@ -99,6 +99,10 @@ struct operator_spec {
   // body that returns) over the inputs and params by name, `torch` and `F`
   // (torch.nn.functional); empty: none. Timed beside the baseline, never as it.
   std::string torch;
+  // `torch` as a map {file, function | module, init, weights, eval}: that
+  // map as JSON text, `file` absolute (src/eval/torch_entry.py); empty when
+  // `torch` is an expression or absent.
+  std::string torch_entry;
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::string> template_params;
 
