@@ -166,8 +166,8 @@ def build_operator(path, name, scale, eval_mode):
     shapes_note = "the file's own sizes"
     if scale is not None:
         timed = [("kernelbench_scaled", scaled(model, scale))]
-        shapes_note = (f"the file's sizes above 64 times --scale {scale} (rounded to a multiple of a power of two "
-                       f"that divides them); the file's own: " + ", ".join(f"{k}={v}" for k, v in model.symbols.items()))
+        shapes_note = (f"the file's batch and sizes above 64 times --scale {scale} (rounded to a multiple of a "
+                       f"power of two that divides them); the file's own: " + ", ".join(f"{k}={v}" for k, v in model.symbols.items()))
     holds = []
     for targets in ([3, 37, 13], [5, 19, 11]):
         h = holdout(model, targets)
@@ -213,8 +213,10 @@ def build_operator(path, name, scale, eval_mode):
     hstate = dict(list(hmodel.named_parameters()) + list(hmodel.named_buffers()))
 
     generators = {}
-    for n, t in zip(in_names, hinputs):
+    for i, (n, t) in enumerate(zip(in_names, hinputs)):
         generators[n] = from_sample(t)
+        if not t.dtype.is_floating_point:
+            generators[n] = [integer_range(hns, i, hpoint)]
     for (sname, _, _), n in zip(state, st_names):
         owner = sname.rpartition(".")[0]
         wkey = (owner + "." if owner else "") + "weight"
@@ -252,6 +254,20 @@ def build_operator(path, name, scale, eval_mode):
         "tolerance": {k: TOLERANCE[k] for k in dict.fromkeys(out_kinds) if k in TOLERANCE},
         "torch": entry, "template": template,
     }
+
+
+def integer_range(ns, i, point, draws=32):
+    """randint over what get_inputs() draws for integer input i: the range
+    of `draws` draws at the point, its end a size symbol where one equals
+    it (class indices below num_classes), else a number."""
+    lo, hi = None, None
+    for seed in range(draws):
+        torch.manual_seed(seed)
+        t = ns["get_inputs"]()[i]
+        lo = int(t.min()) if lo is None else min(lo, int(t.min()))
+        hi = int(t.max()) if hi is None else max(hi, int(t.max()))
+    end = next((s for s, v in point.items() if v == hi + 1), hi + 1)
+    return {"dist": "randint", "low": lo, "high": end}
 
 
 def dim_text(d):

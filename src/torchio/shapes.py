@@ -192,15 +192,19 @@ def holdout(model, targets, max_numel=1 << 17, max_flops=3e7):
 
 
 def scaled(model, scale, threshold=64):
-    """The base point with every size above `threshold` times `scale`,
-    rounded to a multiple of a power of two that divides it (16, or more
-    where the module needs it: group counts), at least that multiple."""
+    """The base point with the batch (the first dimension of the first
+    input, where it is a symbol) and every size above `threshold` times
+    `scale`, rounded to a multiple of the largest power of two (at most 16)
+    that divides the size and is at most the scaled size; where the module
+    refuses it (group counts), the multiple doubles while it divides."""
     point = dict(model.symbols)
+    first = model.inputs[0][0] if model.inputs and model.inputs[0] else None
+    batch = str(first) if first is not None and first.is_Symbol else None
     for s, v in model.symbols.items():
-        if v <= threshold:
+        if v <= threshold and s != batch:
             continue
         align = 1
-        while align < 16 and v % (align * 2) == 0:
+        while align < 16 and v % (align * 2) == 0 and align * 2 <= max(1, v * scale):
             align *= 2
         while True:
             c = max(align, int(round(v * scale / align)) * align)
