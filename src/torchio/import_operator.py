@@ -36,6 +36,7 @@ from shapes import ShapeError, ShapeModel, holdout, scaled  # noqa: E402
 # References and checks run with TF32 off (as the evaluator's references).
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
+torch.set_float32_matmul_precision("highest")
 
 MEMORY_LIMIT = 4 << 30  # inputs + weights + outputs of a timed shape
 DTYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
@@ -133,7 +134,7 @@ def build_operator(path, name, scale, eval_mode):
     kinds += [dtype_name(d, f"module state '{n}'") for n, _, d in state]
     out_kinds = [dtype_name(d, f"output {i} of forward") for i, (_, d) in enumerate(base["outputs"])]
     floats = [k for k in kinds + out_kinds if k.startswith(("fp", "bf"))]
-    variant = floats[0] if floats else None
+    variant = floats[0] if floats else (kinds + out_kinds)[0]  # the file's dtypes: one variant
     tsym = lambda k: "T" if k == variant else k  # noqa: E731
 
     taken = set(model.symbols)
@@ -235,7 +236,7 @@ def build_operator(path, name, scale, eval_mode):
                    f"as inputs. References run with TF32 off.")
     return {
         "source": os.path.basename(path), "name": name, "class": op_class, "description": description,
-        "variants": {variant: {"T": variant}} if variant else {"int": {"I": "int64"}},
+        "variants": {variant: {"T": variant}},
         "symbols": list(model.symbols),
         "inputs": [{"name": n, "dtype": k, "shape": [dim_text(d) for d in s]}
                    for n, (s, k) in zip(in_names + st_names, tensors)],
