@@ -25,6 +25,7 @@ int run_eval(const cli::eval_command& cmd) {
   o.time_budget_seconds = cmd.budget_seconds;
   o.verify_trials = cmd.trials;
   if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
+  o.fitness = cmd.fitness;
   if (cmd.ncu != "auto") o.ncu = cmd.ncu == "on";
 
   auto desc = eval::require_backend(cmd.backend);

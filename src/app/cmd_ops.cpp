@@ -7,6 +7,8 @@
 #include "common/paths.h"
 #include "common/subprocess.h"
 #include "eval/backends/cpu_backend.h"
+#include "eval/evaluator.h"
+#include "eval/torch_baseline.h"
 #include "spec/operator_loader.h"
 
 namespace kevolve::app {
@@ -36,7 +38,7 @@ expected<void> compile_sources(const spec::operator_spec& op) {
   for (const auto& [path, libs, what] :
        {std::tuple{op.reference, std::vector<std::string>{}, "reference"},
         std::tuple{op.baseline.source, op.baseline.libraries, "baseline.source"}}) {
-    if (path.empty()) continue;  // an operator in PyTorch (`torch`) may have neither
+    if (path.empty()) continue;  // an operator from PyTorch has neither
     auto text = read_file(path);
     if (!text) return tl::unexpected(text.error());
     auto k = compiler.compile(*text, libs, path.string());
@@ -48,11 +50,40 @@ expected<void> compile_sources(const spec::operator_spec& op) {
   return {};
 }
 
+// The operator's PyTorch version at every holdout shape of every variant, on
+// the CPU: it runs, returns the outputs' shapes and dtypes (eager, native
+// dtypes), gives the same bits twice (fp64), agrees with the C++ reference
+// where there is one, and the plain baseline agrees with the reference.
+expected<void> check_torch(const spec::operator_spec& op) {
+  if (!op.has_torch()) return {};
+  const std::string why = eval::probe_torch(python_executable(), "cpu");
+  if (!why.empty()) return make_error(errc::toolchain_error, op.file.string() + ": cannot check its 'torch': " + why);
+  spec::hardware_profile hw;  // nothing is timed
+  hw.backend = "cpu";
+  hw.name = "validation";
+  for (const auto& v : op.variants) {
+    eval::evaluator_options o;
+    o.threads = 1;
+    o.holdout_only = true;
+    o.validate_torch = true;
+    o.torch_baselines = false;
+    o.fitness = op.baseline.source.empty() ? "" : "baseline";
+    o.verify_only = true;
+    auto e = eval::evaluator::create(op, v.name, o, hw);
+    if (!e) {
+      std::string m = e.error().message;
+      return make_error(errc::invalid_input, m + " (variant '" + v.name + "')");
+    }
+  }
+  return {};
+}
+
 // Loads and (with compile) compiles one operator file, as `ops validate`.
 expected<spec::operator_spec> validate(const std::string& file, bool compile) {
   auto op = spec::load_operator(file);
   if (op && compile) {
     if (auto c = compile_sources(*op); !c) return tl::unexpected(c.error());
+    if (auto c = check_torch(*op); !c) return tl::unexpected(c.error());
   }
   return op;
 }

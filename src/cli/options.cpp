@@ -199,7 +199,10 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
           "budget", po::value<double>(&e.budget_seconds)->default_value(0.4), "timing seconds per shape and side")(
           "trials", po::value<int>(&e.trials)->default_value(3), "verification trials per shape")(
           "torch", po::value<std::string>(&e.torch)->default_value("auto"),
-          "PyTorch eager/torch.compile beside the baseline: auto (on for cuda), on, off")(
+          "PyTorch eager and torch.compile, timed once per shape and cached: auto (on for cpu and cuda), on, off")(
+          "fitness", po::value<std::string>(&e.fitness),
+          "what the fitness is a speedup over: torch (the faster of eager and torch.compile) or baseline; "
+          "default: torch where PyTorch is timed")(
           "ncu", po::value<std::string>(&e.ncu)->default_value("auto"),
           "cuda: Nsight Compute counters of the largest timed shape: auto (when ncu is found), on, off");
       if (help) {
@@ -219,6 +222,8 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
                                                    eval::backend_names() + ")");
       if (e.torch != "auto" && e.torch != "on" && e.torch != "off")
         return make_error(errc::invalid_input, "--torch: must be auto, on or off, got '" + e.torch + "'");
+      if (!e.fitness.empty() && e.fitness != "torch" && e.fitness != "baseline")
+        return make_error(errc::invalid_input, "--fitness: must be torch or baseline, got '" + e.fitness + "'");
       if (e.ncu != "auto" && e.ncu != "on" && e.ncu != "off")
         return make_error(errc::invalid_input, "--ncu: must be auto, on or off, got '" + e.ncu + "'");
       if (e.timeout_ms <= 0 || e.budget_seconds <= 0 || e.trials < 1 || e.threads < 0)

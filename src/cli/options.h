@@ -22,7 +22,8 @@ struct eval_command {
   double budget_seconds = 0.4;
   int trials = 3;
   std::string ncu = "auto";         // Nsight Compute counters (cuda): auto (when found), on, off
-  std::string torch = "auto";       // PyTorch baselines: auto (on for cuda), on, off
+  std::string torch = "auto";       // PyTorch eager/compile: auto (on where the backend has a PyTorch), on, off
+  std::string fitness;              // torch | baseline; empty: torch where PyTorch is timed
 };
 
 struct ops_command {

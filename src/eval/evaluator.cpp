@@ -88,26 +88,41 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
                                                  "' does not compile:\n" + k->report.diagnostics);
     return k;
   };
-  auto ref = compile_trusted(cpu, op.reference, {}, "reference");
+  // An operator may have neither a C++ reference (PyTorch in fp64 is it)
+  // nor plain baselines (PyTorch is the yardstick).
+  expected<compiled_kernel> none = compiled_kernel{};
+  auto ref = op.torch_reference() ? none : compile_trusted(cpu, op.reference, {}, "reference");
   if (!ref) return tl::unexpected(ref.error());
-  auto base = compile_trusted(cpu, op.baseline.source, op.baseline.libraries, "baseline");
+  auto base = op.baseline.source.empty() ? none : compile_trusted(cpu, op.baseline.source, op.baseline.libraries, "baseline");
   if (!base) return tl::unexpected(base.error());
   auto timed_base = base;
-  e->baseline_name_ = op.baseline.name;
+  e->baseline_name_ = op.baseline.source.empty() ? "none (PyTorch only)" : op.baseline.name;
+  const bool torch_yardstick = op.has_torch() && !desc.torch_device.empty() && options.fitness != "baseline" &&
+                               options.torch_baselines.value_or(true);
   if (!desc.traits.host) {
     const auto it = op.baselines.find(desc.baseline_of);
-    if (it == op.baselines.end() || it->second.source.empty()) {
+    if ((it == op.baselines.end() || it->second.source.empty()) && torch_yardstick) {
+      timed_base = none;
+      e->baseline_name_ = "none (PyTorch only)";
+    } else if (it == op.baselines.end() || it->second.source.empty()) {
       const backend_descriptor* of = find_backend(desc.baseline_of);
       const std::string legacy = of && !of->legacy_baseline_key.empty() ? " (or '" + of->legacy_baseline_key + "')" : "";
       return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no 'baselines." +
                                                  desc.baseline_of + "'" + legacy + " {name, source, libraries}, which the " +
                                                  desc.name + " backend times candidates against");
+    } else {
+      const spec::baseline_spec& bs = it->second;
+      timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (desc.baseline_of + " baseline").c_str());
+      if (!timed_base) return tl::unexpected(timed_base.error());
+      e->baseline_name_ = bs.name;
     }
-    const spec::baseline_spec& bs = it->second;
-    timed_base = compile_trusted(*e->backend_, bs.source, bs.libraries, (desc.baseline_of + " baseline").c_str());
-    if (!timed_base) return tl::unexpected(timed_base.error());
-    e->baseline_name_ = bs.name;
   }
+  if (timed_base->library.empty() && !torch_yardstick && !options.verify_only && !desc.traits.verify_only)
+    return make_error(errc::invalid_input, op.file.string() + ": operator '" + op.name + "' has no 'baselines." +
+                                               desc.baseline_of + "' and PyTorch is not its yardstick here (" +
+                                               (op.has_torch() ? "fitness: baseline, or no PyTorch on " + desc.name
+                                                               : std::string("no 'torch'")) +
+                                               "): nothing to time candidates against");
   // A backend that cannot run here (hip without an AMD GPU) only compiles:
   // no inputs, no reference, no workers.
   e->cannot_run_ = e->backend_->cannot_run_here();
@@ -115,12 +130,21 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   // One input set per verification trial: an emulator has no cache to flush.
   if (e->backend_->deterministic_timer()) e->options_.rotation_bytes = 0;
 
+  torch_reference_settings tref;
+  tref.python = options.python.empty() ? python_executable() : std::filesystem::path(options.python);
+  // The fp64 reference runs on the evaluator's GPU where PyTorch sees it.
+  if (op.torch_reference() && desc.traits.uses_device && !desc.torch_device.empty() &&
+      probe_torch(tref.python, desc.torch_device, true).empty())
+    tref.device = desc.torch_device;
   auto data = task_data::create(e->op_, *e->variant_, e->options_, ref->library, base->library, timed_base->library,
-                                *e->backend_);
+                                *e->backend_, tref);
   if (!data) return tl::unexpected(data.error());
   e->data_ = std::move(*data);
   if (auto v = e->data_->validate_baseline(e->op_); !v) return tl::unexpected(v.error());
+  if (options.validate_torch)
+    if (auto v = e->data_->validate_torch(e->op_); !v) return tl::unexpected(v.error());
   e->configure_torch();
+  if (auto f = e->choose_fitness(); !f) return tl::unexpected(f.error());
   e->configure_ncu();
 
   if (desc.traits.host && std::find(op.baseline.libraries.begin(), op.baseline.libraries.end(), "openblas") != op.baseline.libraries.end()) {
@@ -177,6 +201,9 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
 
   double speedup_log_sum = 0;
   int timed = 0;
+  v.fitness_basis = fitness_torch_ ? "torch" : "baseline";
+  v.fitness_note = fitness_note_;
+  v.torch_version = torch_version_;
   v.result = status::ok;
   for (size_t p = 0; p < data_->num_problems(); ++p) {
     if (v.result != status::ok) {
@@ -193,7 +220,7 @@ expected<verdict> evaluator::evaluate(const std::string& source) {
       v.result = sv.result;
       v.reason = "shape '" + sv.shape + "': " + sv.reason;
     } else if (!sv.holdout) {
-      speedup_log_sum += std::log(sv.speedup);
+      speedup_log_sum += std::log(sv.fitness_speedup);
       ++timed;
     }
     v.shapes.push_back(std::move(sv));

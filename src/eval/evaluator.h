@@ -38,10 +38,15 @@ struct evaluator_options {
   uint64_t memory_limit_bytes = uint64_t(2) << 30;  // heap a kernel may use
   double roofline_slack = 0.5;           // faster than slack * floor is impossible
   bool sandbox = true;
-  // PyTorch eager (and, on cuda, torch.compile) of the operator's `torch`
-  // expression, timed beside the baseline once per timed shape and reported
-  // (never the fitness). Unset: on for cuda, off for cpu; never on mtia_emu.
+  // PyTorch eager and torch.compile of the operator's `torch`, timed once
+  // per (operator, variant, shape, device, torch version) and cached on
+  // disk. Unset: on where the backend has a PyTorch (cpu, cuda); never on
+  // mtia_emu.
   std::optional<bool> torch_baselines;
+  // What the fitness is a speedup over: "torch" (the faster of eager and
+  // torch.compile), "baseline" (the backend's plain baseline); empty: torch
+  // where PyTorch is timed, else baseline (said once per task).
+  std::string fitness;
   std::string python;                    // empty: python_executable()
   // Nsight Compute counters of every verified candidate (cuda only; see
   // backends/ncu_profiler.h), on its largest timed shape. Unset: on when ncu
@@ -50,6 +55,10 @@ struct evaluator_options {
   // Verify at every shape, time none (fitness stays 0): correctness checks
   // on another device (the hip_on_cuda backend sets it).
   bool verify_only = false;
+  // `ops validate`: PyTorch's outputs at the holdout shapes run twice (the
+  // same bits) and, where there is a C++ reference too, checked against it.
+  bool validate_torch = false;
+  bool holdout_only = false;  // no timed shapes (validation)
 };
 
 class task_data;
@@ -112,6 +121,11 @@ class evaluator {
   std::string torch_note_;                                 // why they are not, when they were asked for
   torch_settings torch_;
   std::map<size_t, torch_times> torch_once_;               // per problem
+  std::string torch_version_;                              // "2.11.0+cu130, cpu"
+  bool fitness_torch_ = false;                             // fitness over PyTorch, not the baseline
+  std::string fitness_note_;                               // why not, where it was the default
+  // Decides fitness_torch_ once PyTorch is configured.
+  expected<void> choose_fitness();
   std::string ncu_path_;                                   // empty: no profiling pass
   std::vector<std::string> ncu_metrics_;                   // the ncu metrics asked for
   std::string ncu_note_;                                   // why there is no profile (set: the pass is off)

@@ -34,23 +34,32 @@ using std::chrono::milliseconds;
 
 shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
   const problem_state& ps = data_->problem(p);
-  if (auto r = data_->setup_baseline_worker(p); !r) {
+  if (!data_->has_timed_baseline()) {
+    // PyTorch is the only yardstick: the candidate is timed alone.
+    {
+      phase_clock torch_clock(totals.phases, kTorchPhase);
+      measure_torch_once(p);
+    }
+    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
+  } else if (auto r = data_->setup_baseline_worker(p); !r) {
     sv.result = status::skipped;
     sv.reason = r.error().message;
     return sv;
   }
-  if (auto b = check_timed_baseline(p, totals); !b) {
-    baseline_error_ = b.error();
-    sv.result = status::skipped;
-    sv.reason = b.error().message;
-    return sv;
+  const bool has_base = data_->has_timed_baseline();
+  if (has_base) {
+    if (auto b = check_timed_baseline(p, totals); !b) {
+      baseline_error_ = b.error();
+      sv.result = status::skipped;
+      sv.reason = b.error().message;
+      return sv;
+    }
+    {
+      phase_clock torch_clock(totals.phases, kTorchPhase);
+      measure_torch_once(p);
+    }
+    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
   }
-  {
-    phase_clock torch_clock(totals.phases, kTorchPhase);
-    measure_torch_once(p);
-  }
-  if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
-  worker_client& base = data_->baseline_worker();
   const uint32_t sets = uint32_t(ps.buf.num_sets);
   const milliseconds timeout = options_.call_timeout;
   const int threads = data_->threads();
@@ -66,15 +75,18 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   cand_reported += sum_seconds(wc.ns);
   cand_calls += uint32_t(wc.ns.size());
   int cand_requests = 1;
-  auto wb = base.time(0, 0, sets, timeout * sets);
-  totals.kernel_seconds += wb.wall_seconds;
-  if (!wb.ok()) {
-    sv.result = status::skipped;
-    sv.reason = "the baseline failed during warm-up: " + wb.detail;
-    return sv;
+  double est_b = 1e-7;
+  if (has_base) {
+    auto wb = data_->baseline_worker().time(0, 0, sets, timeout * sets);
+    totals.kernel_seconds += wb.wall_seconds;
+    if (!wb.ok()) {
+      sv.result = status::skipped;
+      sv.reason = "the baseline failed during warm-up: " + wb.detail;
+      return sv;
+    }
+    est_b = std::max(summarize_ns(wb.ns).median_s, 1e-7);
   }
   const double est_c = std::max(summarize_ns(wc.ns).median_s, 1e-7);
-  const double est_b = std::max(summarize_ns(wb.ns).median_s, 1e-7);
   const int rounds = 3;
   auto reps_for = [&](double est) {
     const double per_round = options_.time_budget_seconds / rounds;
@@ -93,8 +105,8 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   // A set whose reference is known (it was verified), drawn per candidate.
   const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(options_.verify_trials)));
   for (int r = 0; r <= rounds; ++r) {
-    if (r < rounds) {
-      auto ob = base.time(0, next_b % sets, reps_b, timeout * reps_b);
+    if (r < rounds && has_base) {
+      auto ob = data_->baseline_worker().time(0, next_b % sets, reps_b, timeout * reps_b);
       totals.kernel_seconds += ob.wall_seconds;
       if (!ob.ok()) {
         sv.result = status::skipped;
@@ -177,7 +189,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   if (!check_left_behind(p, checked_set, "outputs of the timed calls", sv)) return sv;
 
   sv.candidate = summarize_ns(cand_ns);
-  sv.baseline = summarize_ns(base_ns);
+  sv.baseline = base_ns.empty() ? timing_stats{} : summarize_ns(base_ns);
   return judge_times(p, std::move(sv));
 }
 
@@ -235,7 +247,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   for (const auto& t : ps.inst.inputs) call_bytes += double(t.bytes());
   for (const auto& t : ps.inst.outputs) call_bytes += double(t.bytes());
   const spec::hardware_profile hw = backend_->roofline_profile(hw_, call_bytes);
-  sv.speedup = sv.baseline.median_s / sv.candidate.median_s;
+  sv.speedup = sv.baseline.runs > 0 ? sv.baseline.median_s / sv.candidate.median_s : 0.0;
   const double bytes = ps.roofline_bytes();
   sv.bytes = bytes;
   const roofline_point rp = place_on_roofline(hw, bytes, ps.inst.flops, sv.candidate.median_s);
@@ -246,6 +258,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   sv.baseline_roofline_fraction = rb.fraction;
   sv.roofline_gbs = hw.peak_bandwidth_gbs;
   attach_torch(p, sv);
+  sv.fitness_speedup = fitness_torch_ ? sv.torch_speedup() : sv.speedup;
   if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;
   const double floor_s = place_on_roofline(hw, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;
@@ -259,9 +272,16 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
                 " us against a roofline floor of " + std::to_string(floor_s * 1e6) + " us";
     return sv;
   }
-  if (sv.speedup > op_.max_speedup) {
+  if (fitness_torch_ && sv.fitness_speedup <= 0) {
+    sv.result = status::skipped;
+    sv.reason = "PyTorch could not be timed at this shape (eager: " + sv.torch_eager.note + "; compile: " +
+                sv.torch_compile.note + "), and the fitness is a speedup over it";
+    return sv;
+  }
+  if (sv.speedup > op_.max_speedup || (sv.baseline.runs == 0 && sv.fitness_speedup > op_.max_speedup)) {
     sv.result = status::suspicious;
-    sv.reason = "implausible speedup over the baseline: " + std::to_string(sv.speedup) + "x (limit " +
+    sv.reason = std::string("implausible speedup over the ") + (sv.baseline.runs ? "baseline: " : "PyTorch: ") +
+                std::to_string(sv.baseline.runs ? sv.speedup : sv.fitness_speedup) + "x (limit " +
                 std::to_string(op_.max_speedup) + "x)";
     return sv;
   }
@@ -300,6 +320,7 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   }
   // The baseline's times are as deterministic: measured once per shape.
   auto known = baseline_once_.find(p);
+  if (known == baseline_once_.end() && !data_->has_timed_baseline()) known = baseline_once_.emplace(p, std::vector<int64_t>{}).first;
   if (known == baseline_once_.end()) {
     // one request: its calls run on sets 0 .. n_sets - 1 in turn
     auto ob = data_->baseline_worker().time(0, 0, n_sets, timeout * n_sets);
@@ -316,7 +337,7 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   for (const uint32_t set : order)
     if (!check_left_behind(p, set, "outputs of the timed calls", sv)) return sv;
   sv.candidate = summarize_ns(ns);
-  sv.baseline = summarize_ns(known->second);
+  sv.baseline = known->second.empty() ? timing_stats{} : summarize_ns(known->second);
   return judge_times(p, std::move(sv));
 }
 

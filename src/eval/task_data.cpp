@@ -4,12 +4,19 @@
 #include <cstring>
 #include <thread>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/fs.h"
 #include "common/hash.h"
 #include "common/paths.h"
 #include "eval/backends/backend.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
 #include "eval/generators.h"
+#include "eval/torch_baseline.h"
+#include "eval/torch_process.h"
 
 namespace kevolve::eval {
 namespace {
@@ -56,8 +63,11 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
                                                        const std::filesystem::path& reference_lib,
                                                        const std::filesystem::path& baseline_lib,
                                                        const std::filesystem::path& timed_baseline_lib,
-                                                       const backend& timed_backend) {
+                                                       const backend& timed_backend,
+                                                       const torch_reference_settings& torch_ref) {
   std::unique_ptr<task_data> d(new task_data());
+  d->has_cpp_reference_ = !reference_lib.empty();
+  d->torch_ref_ = torch_ref;
   d->options_ = &o;
   d->op_ = &op;
   d->variant_ = &v;
@@ -69,7 +79,8 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
   std::vector<std::pair<const spec::shape_point*, bool>> chosen;
   for (const auto& s : op.holdout_shapes) chosen.push_back({&s, true});
   for (const auto& s : op.shapes)
-    if (o.shapes.empty() || std::find(o.shapes.begin(), o.shapes.end(), s.name) != o.shapes.end()) chosen.push_back({&s, false});
+    if (o.holdout_only) continue;
+    else if (o.shapes.empty() || std::find(o.shapes.begin(), o.shapes.end(), s.name) != o.shapes.end()) chosen.push_back({&s, false});
   for (const auto& name : o.shapes) {
     bool found = false;
     for (const auto& s : op.shapes) found |= s.name == name;
@@ -141,11 +152,13 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
     }
 
   // The timed baseline runs where candidates run; the reference on the CPU.
-  const worker_options bo = timed_backend.worker(d->threads_, o.sandbox,
-                                                 d->a_.size() + d->b_.size() + o.memory_limit_bytes + (uint64_t(4) << 30));
-  auto bw = worker_client::spawn(bo, {&d->a_, &d->b_}, {timed_baseline_lib});
-  if (!bw) return tl::unexpected(bw.error());
-  d->base_worker_ = std::move(*bw);
+  if (!timed_baseline_lib.empty()) {
+    const worker_options bo = timed_backend.worker(d->threads_, o.sandbox,
+                                                   d->a_.size() + d->b_.size() + o.memory_limit_bytes + (uint64_t(4) << 30));
+    auto bw = worker_client::spawn(bo, {&d->a_, &d->b_}, {timed_baseline_lib});
+    if (!bw) return tl::unexpected(bw.error());
+    d->base_worker_ = std::move(*bw);
+  }
   d->base_setup_timeout_ = timed_backend.keeps_device_copies()
                                ? std::max(o.call_timeout, std::chrono::milliseconds(60000))
                                : o.call_timeout;
@@ -154,7 +167,12 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
   wo.threads = d->threads_;
   wo.sandbox = o.sandbox;
   wo.address_space_bytes = d->c_.size() + o.memory_limit_bytes + (uint64_t(4) << 30);
-  auto rw = worker_client::spawn(wo, {&d->c_}, {reference_lib, baseline_lib});
+  // Library 0 is the C++ reference, 1 the host baseline. Without a C++
+  // reference (PyTorch is it) slot 0 repeats the baseline and is never
+  // called; without either there is no reference worker.
+  if (reference_lib.empty() && baseline_lib.empty()) return d;
+  const std::filesystem::path lib0 = reference_lib.empty() ? baseline_lib : reference_lib;
+  auto rw = worker_client::spawn(wo, {&d->c_}, {lib0, baseline_lib.empty() ? lib0 : baseline_lib});
   if (!rw) return tl::unexpected(rw.error());
   d->ref_worker_ = std::move(*rw);
   return d;
@@ -357,6 +375,11 @@ expected<const reference_result*> task_data::reference(size_t p, int s) {
   const uint64_t seed = ps.content_seed[size_t(s)];
   auto key = std::make_pair(p, seed);
   if (auto it = ref_cache_.find(key); it != ref_cache_.end()) return &it->second;
+  if (!has_cpp_reference_) {
+    auto rr = torch_outputs(p, s, ps.baseline_is_reference ? torch_precision::fp32 : torch_precision::fp64, 1, nullptr);
+    if (!rr) return tl::unexpected(rr.error());
+    return &(ref_cache_[key] = std::move(*rr));
+  }
   if (!ref_worker_ || !ref_worker_->alive()) return make_error(errc::internal, "the reference worker is not running");
   if (auto r = setup_reference_worker(p); !r) return tl::unexpected(r.error());
   for (size_t i = 0; i < ps.inst.inputs.size(); ++i) {
@@ -398,6 +421,116 @@ expected<const reference_result*> task_data::reference(size_t p, int s) {
     }
   }
   return &(ref_cache_[key] = std::move(rr));
+}
+
+expected<reference_result> task_data::torch_outputs(size_t p, int s, torch_precision precision, int repeat,
+                                                    bool* deterministic) {
+  const bool stand_in = precision == torch_precision::fp32, native = precision == torch_precision::native;
+  const problem_state& ps = problems_[p];
+  size_t total = 0;
+  for (const auto& t : ps.inst.inputs) total += t.bytes() * 8;
+  if (!torch_proc_ || !torch_proc_->alive()) {
+    auto tp = torch_process::start(torch_ref_.python, threads_, total > (size_t(64) << 20));
+    if (!tp) return tl::unexpected(tp.error());
+    torch_proc_ = std::move(*tp);
+  }
+  const std::filesystem::path dir = torch_proc_->dir();
+  // Float inputs widened exactly (fp64; fp32 for the stand-in), integers as
+  // they are. Region C gets the native copies too: the host baseline reads
+  // them there (validate_baseline).
+  const spec::dtype wide = stand_in ? spec::dtype::f32 : spec::dtype::f64;
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  std::vector<char> buf;
+  for (size_t i = 0; i < ps.inst.inputs.size(); ++i) {
+    const auto& t = ps.inst.inputs[i];
+    const char* src = at_a(ps.buf.inputs[size_t(s)][i]);
+    std::memcpy(c_.data() + ps.ref.native_in[i].offset, src, t.bytes());
+    const spec::dtype as = spec::is_float(t.type) && !native ? wide : t.type;
+    buf.resize(size_t(t.numel()) * spec::dtype_size(as));
+    convert_elements(src, t.type, buf.data(), as, t.numel());
+    const std::string file = "in_" + std::to_string(i) + ".bin";
+    std::ofstream f(dir / file, std::ios::binary | std::ios::trunc);
+    f.write(buf.data(), std::streamsize(buf.size()));
+    if (!f) return make_error(errc::io_error, "cannot write the PyTorch reference's inputs to " + (dir / file).string());
+    inputs.push_back({{"name", t.name}, {"dtype", spec::dtype_name(as)}, {"shape", t.dims}, {"file", file}});
+  }
+  for (const auto& t : ps.inst.outputs)
+    outputs.push_back({{"name", t.name}, {"dtype", spec::dtype_name(t.type)}, {"shape", t.dims}});
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& prm : ps.inst.params)
+    if (prm.is_float) params[prm.name] = prm.value;
+    else params[prm.name] = int64_t(prm.value);
+  const nlohmann::json req = {{"op", "run"},          {"torch", nlohmann::json::parse(op_->torch_entry)},
+                              {"device", torch_ref_.device}, {"dtype", native ? "native" : stand_in ? "fp32" : "fp64"},
+                              {"inputs", inputs},     {"outputs", outputs},
+                              {"params", params},     {"repeat", repeat},
+                              {"threads", threads_}};
+  const std::string what = op_->file.string() + ": the PyTorch reference of operator '" + op_->name + "' (" +
+                           (native ? "in the variant's dtypes" : stand_in ? "fp32 stand-in" : "fp64") + ") at shape '" +
+                           ps.inst.shape_name + "'";
+  auto answer = torch_proc_->request(req, options_->reference_timeout);
+  if (!answer) return make_error(errc::invalid_input, what + ": " + answer.error().message);
+  if (!answer->value("ok", false))
+    return make_error(errc::invalid_input, what + " failed: " + answer->value("reason", std::string("no reason given")));
+  if (deterministic) *deterministic = answer->value("deterministic", false);
+  const auto files = answer->value("outputs", std::vector<std::string>{});
+  reference_result rr;
+  rr.tol_scale = stand_in ? 2.0 : 1.0;
+  for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
+    const auto& o = ps.inst.outputs[i];
+    const spec::dtype from = spec::is_float(o.type) && !native ? wide : o.type;
+    auto data = i < files.size() ? read_file(dir / std::filesystem::path(files[i]).filename()) : expected<std::string>{};
+    const size_t want = size_t(o.numel()) * spec::dtype_size(from);
+    if (!data || data->size() != want)
+      return make_error(errc::invalid_input, what + ": output '" + o.name + "' has " +
+                                                 (data ? std::to_string(data->size()) : std::string("no")) +
+                                                 " bytes, expected " + std::to_string(want));
+    // As the C++ reference's: fp64 kept as fp32 where the tolerance allows.
+    const bool narrow = from == spec::dtype::f64 && o.type != spec::dtype::f64 && op_->tolerances.at(o.type).rtol >= 1e-6;
+    if (narrow) {
+      std::vector<char> f32(size_t(o.numel()) * sizeof(float));
+      convert_elements(data->data(), from, f32.data(), spec::dtype::f32, o.numel());
+      rr.outputs.push_back(std::move(f32));
+      rr.types.push_back(spec::dtype::f32);
+    } else {
+      rr.outputs.emplace_back(data->begin(), data->end());
+      rr.types.push_back(from);
+    }
+  }
+  return rr;
+}
+
+expected<void> task_data::validate_torch(const spec::operator_spec& op) {
+  if (!op.has_torch()) return {};
+  for (size_t p = 0; p < problems_.size(); ++p) {
+    const problem_state& ps = problems_[p];
+    if (!ps.inst.holdout) continue;
+    // In the variant's own dtypes: the outputs' shapes and dtypes as the YAML says.
+    if (auto n = torch_outputs(p, 0, torch_precision::native, 1, nullptr); !n) return tl::unexpected(n.error());
+    bool same = false;
+    auto rr = torch_outputs(p, 0, torch_precision::fp64, 2, &same);
+    if (!rr) return tl::unexpected(rr.error());
+    if (!same)
+      return make_error(errc::invalid_input, op.file.string() + ": the PyTorch version of operator '" + op.name +
+                                                 "' is non-deterministic: two runs on the same inputs at shape '" +
+                                                 ps.inst.shape_name + "' differ (expected the same outputs every run)");
+    if (!has_cpp_reference_) continue;
+    ref_cache_.erase({p, ps.content_seed[0]});
+    auto ref = reference(p, 0);  // the C++ one
+    if (!ref) return tl::unexpected(ref.error());
+    for (size_t i = 0; i < ps.inst.outputs.size(); ++i) {
+      const auto& t = ps.inst.outputs[i];
+      const spec::tolerance tol = spec::is_float(t.type) ? op.tolerances.at(t.type) : spec::tolerance{};
+      const auto cmp = compare_tensor(t.name, rr->outputs[i].data(), rr->types[i], (*ref)->outputs[i].data(),
+                                      (*ref)->types[i], t.numel(), tol, 1.0);
+      if (!cmp.ok)
+        return make_error(errc::invalid_input, op.file.string() + ": the PyTorch version of operator '" + op.name +
+                                                   "' disagrees with its C++ reference at shape '" + ps.inst.shape_name +
+                                                   "': " + cmp.first_mismatch + " (" + std::to_string(cmp.mismatches) +
+                                                   " elements)");
+    }
+  }
+  return {};
 }
 
 namespace {
@@ -444,6 +577,7 @@ task_data::output_check task_data::compare_outside_outputs(size_t p, const std::
 }
 
 expected<void> task_data::validate_baseline(const spec::operator_spec& op) {
+  if (op.baseline.source.empty()) return {};  // PyTorch-only operator
   for (size_t p = 0; p < problems_.size(); ++p) {
     const problem_state& ps = problems_[p];
     if (!ps.inst.holdout) continue;

@@ -51,17 +51,28 @@ struct problem_state {
 struct reference_result {
   std::vector<std::vector<char>> outputs;
   std::vector<spec::dtype> types;
-  double tol_scale = 1.0;  // 2 when the trusted baseline stands in for the reference
+  double tol_scale = 1.0;  // 2 when the trusted baseline (or PyTorch in fp32) stands in for the reference
+};
+
+// Where an operator without a C++ reference computes it: its PyTorch
+// version in a trusted process of its own (torch_process.h).
+struct torch_reference_settings {
+  std::filesystem::path python;
+  std::string device = "cpu";  // cuda: on the evaluator's GPU
 };
 
 class task_data {
  public:
+  // Empty libraries: the operator has none (no C++ reference: PyTorch is
+  // the reference, by `torch_ref`; no timed baseline: PyTorch is the only
+  // yardstick).
   static expected<std::unique_ptr<task_data>> create(const spec::operator_spec& op, const spec::variant& v,
                                                      const evaluator_options& options,
                                                      const std::filesystem::path& reference_lib,
                                                      const std::filesystem::path& baseline_lib,
                                                      const std::filesystem::path& timed_baseline_lib,
-                                                     const backend& timed_backend);
+                                                     const backend& timed_backend,
+                                                     const torch_reference_settings& torch_ref = {});
   ~task_data();
 
   size_t num_problems() const { return problems_.size(); }
@@ -121,6 +132,12 @@ class task_data {
   std::vector<char> candidate_setup(size_t p) const;
   expected<void> setup_baseline_worker(size_t p);
   worker_client& baseline_worker() { return *base_worker_; }
+  bool has_timed_baseline() const { return base_worker_ != nullptr; }
+
+  // `ops validate`: at every holdout shape, PyTorch's outputs twice (the
+  // same bits, else the forward is non-deterministic), and where the
+  // operator also has a C++ reference, the two against each other.
+  expected<void> validate_torch(const spec::operator_spec& op);
 
   // Checks the baseline against the reference at the holdout shapes.
   expected<void> validate_baseline(const spec::operator_spec& op);
@@ -129,6 +146,11 @@ class task_data {
   task_data() = default;
   std::vector<uint64_t> guards(const region_plan& plan, uint32_t region) const;
   expected<void> setup_reference_worker(size_t p);
+  // PyTorch's outputs for the inputs set s holds now: fp64 (the reference),
+  // fp32 (the stand-in above reference_max_flops) or in the variant's own
+  // dtypes (validation: the outputs' dtypes checked); `repeat` runs.
+  enum class torch_precision { fp64, fp32, native };
+  expected<reference_result> torch_outputs(size_t p, int s, torch_precision precision, int repeat, bool* deterministic);
 
   const evaluator_options* options_ = nullptr;
   const spec::operator_spec* op_ = nullptr;
@@ -143,6 +165,9 @@ class task_data {
   long base_worker_problem_ = -1;
   long ref_worker_problem_ = -1;
   std::map<std::pair<size_t, uint64_t>, reference_result> ref_cache_;
+  bool has_cpp_reference_ = false;
+  torch_reference_settings torch_ref_;
+  std::unique_ptr<class torch_process> torch_proc_;  // started at the first PyTorch reference
 };
 
 }  // namespace kevolve::eval

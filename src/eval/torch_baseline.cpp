@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fs.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/subprocess.h"
@@ -50,22 +51,14 @@ fs::path scratch_root(size_t bytes) {
   return {};
 }
 
-// One mode's run: its time, or a note saying why it has none.
-side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::string& mode,
-                       const spec::problem_instance& inst, const output_checker& check) {
+// One mode's result (the runner wrote <mode>.json): its time, or a note
+// saying why it has none.
+side_baseline read_mode(const torch_settings& s, const fs::path& dir, const std::string& mode,
+                        const spec::problem_instance& inst, const output_checker& check, const std::string& run_failure) {
   side_baseline b;
-  const auto limit = mode == "compile" ? s.compile_timeout : s.eager_timeout;
-  subprocess_options o = timeout_options(limit);
-  o.env = torch_environment(s.python, dir, s.threads);
-  o.cwd = dir.string();
-  auto r = run_subprocess({s.python.string(), runner().string(), dir.string(), mode}, o);
-  if (!r) {
-    b.note = "unavailable: " + r.error().message;
-    return b;
-  }
   auto text = read_file(dir / (mode + ".json"));
-  if (!r->ok() || !text) {
-    b.note = "unavailable: " + failure(*r, limit);
+  if (!text) {
+    b.note = run_failure.empty() ? "unavailable: the runner wrote no " + mode + " result" : run_failure;
     return b;
   }
   const auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -106,6 +99,26 @@ side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::
   return b;
 }
 
+// Runs the runner in `mode` (times: eager then compile), then reads `first`.
+side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::string& mode, const std::string& first,
+                       const spec::problem_instance& inst, const output_checker& check) {
+  const auto limit = s.compile ? s.compile_timeout : s.eager_timeout;
+  subprocess_options o = timeout_options(limit);
+  o.env = torch_environment(s.python, dir, s.threads);
+  o.cwd = dir.string();
+  auto r = run_subprocess({s.python.string(), runner().string(), dir.string(), mode}, o);
+  side_baseline b;
+  if (!r) {
+    b.note = "unavailable: " + r.error().message;
+    return b;
+  }
+  if (!r->ok()) {
+    b.note = "unavailable: " + failure(*r, limit);
+    return b;
+  }
+  return read_mode(s, dir, first, inst, check, "");
+}
+
 }  // namespace
 
 std::vector<std::string> torch_environment(const fs::path& python, const fs::path& dir, int threads) {
@@ -124,10 +137,20 @@ std::vector<std::string> torch_environment(const fs::path& python, const fs::pat
   return env;
 }
 
+namespace {
+std::mutex probe_mutex;
+std::map<std::string, std::string> probed_versions;  // python -> torch version
+}  // namespace
+
+std::string torch_version(const fs::path& python) {
+  std::lock_guard<std::mutex> lock(probe_mutex);
+  auto it = probed_versions.find(python.string());
+  return it == probed_versions.end() ? std::string() : it->second;
+}
+
 std::string probe_torch(const fs::path& python, const std::string& device, bool gpu) {
-  static std::mutex m;
   static std::map<std::pair<std::string, std::string>, std::string> known;
-  std::lock_guard<std::mutex> lock(m);
+  std::lock_guard<std::mutex> lock(probe_mutex);
   const auto key = std::make_pair(python.string(), device);
   if (auto it = known.find(key); it != known.end()) return it->second;
   std::string why;
@@ -140,6 +163,11 @@ std::string probe_torch(const fs::path& python, const std::string& device, bool 
   else if (!r->ok()) why = python.string() + " cannot import torch: " + failure(*r, o.timeout);
   else if (gpu && r->output.find(device + " 1") == std::string::npos)
     why = "PyTorch (" + last_line(r->output) + ") sees no GPU";
+  if (r && r->ok()) {
+    const std::string line = last_line(r->output);  // "torch <version> cuda <0|1>"
+    const size_t a = line.find("torch "), b = line.find(" cuda ");
+    if (a != std::string::npos && b != std::string::npos && b > a + 6) probed_versions[python.string()] = line.substr(a + 6, b - a - 6);
+  }
   return known[key] = why;
 }
 
@@ -166,7 +194,8 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
   for (const auto& p : inst.params)
     if (p.is_float) params[p.name] = p.value;
     else params[p.name] = int64_t(p.value);
-  const nlohmann::json manifest = {{"expression", op.torch},         {"device", s.device},
+  const nlohmann::json manifest = {{"torch", nlohmann::json::parse(op.torch_entry)}, {"device", s.device},
+                                   {"compile", s.compile},
                                    {"threads", s.threads},           {"rotation_bytes", s.rotation_bytes},
                                    {"max_sets", s.max_sets},         {"budget_seconds", s.budget_seconds},
                                    {"min_runs", s.min_runs},         {"inputs", tensors(inst.inputs, true)},
@@ -179,8 +208,9 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
     t.eager.note = t.compile.note = "unavailable: cannot write the inputs to " + dir->path().string();
     return t;
   }
-  t.eager = run_mode(s, dir->path(), "eager", inst, check);
-  if (s.compile) t.compile = run_mode(s, dir->path(), "compile", inst, check);
+  // One process times both (one import of torch, one start of inductor).
+  t.eager = run_mode(s, dir->path(), "times", "eager", inst, check);
+  if (s.compile) t.compile = read_mode(s, dir->path(), "compile", inst, check, t.eager.note);
   return t;
 }
 
@@ -192,8 +222,8 @@ void evaluator::configure_torch() {
   // ROCm in Debian), and never for correctness checks on another device
   // (hip_on_cuda: nothing is timed).
   if (be.torch_device.empty() || options_.verify_only || !options_.torch_baselines.value_or(be.torch_by_default)) return;
-  if (op_.torch.empty()) {
-    torch_note_ = "unavailable: " + op_.file.string() + " has no 'torch' expression";
+  if (!op_.has_torch()) {
+    torch_note_ = "unavailable: " + op_.file.string() + " has no 'torch'";
     return;
   }
   torch_.python = options_.python.empty() ? python_executable() : fs::path(options_.python);
@@ -203,8 +233,9 @@ void evaluator::configure_torch() {
     log::info("PyTorch baselines of {} {}", op_.name, torch_note_);
     return;
   }
-  torch_.compile = be.torch_compile;  // CPU: eager only
+  torch_.compile = be.torch_compile;
   torch_.threads = data_->threads();
+  torch_version_ = torch_version(torch_.python) + ", " + torch_.device;
   torch_.rotation_bytes = options_.rotation_bytes;
   torch_.max_sets = options_.max_sets;
   torch_.budget_seconds = options_.time_budget_seconds;
@@ -212,8 +243,77 @@ void evaluator::configure_torch() {
   torch_on_ = true;
 }
 
+expected<void> evaluator::choose_fitness() {
+  const std::string& want = options_.fitness;
+  if (want != "" && want != "torch" && want != "baseline")
+    return make_error(errc::invalid_input, "fitness: must be torch or baseline, got '" + want + "'");
+  if (options_.verify_only) return {};  // nothing is timed
+  const bool has_base = data_ && data_->has_timed_baseline();
+  if (want == "baseline" || (want.empty() && !torch_on_)) {
+    if (data_ && !has_base)
+      return make_error(errc::invalid_input, op_.file.string() + ": operator '" + op_.name + "' has no baseline for " +
+                                                 backend_->name() + " and PyTorch is not timed (" + torch_note_ +
+                                                 "): nothing to time candidates against");
+    fitness_torch_ = false;
+    if (want.empty() && !backend_->descriptor().torch_device.empty() && !options_.verify_only) {
+      fitness_note_ = "the fitness is × baseline: PyTorch is not timed (" +
+                      (torch_note_.empty() ? std::string("off") : torch_note_) + ")";
+      log::info("{}/{}/{}: {}", op_.name, variant_->name, backend_->name(), fitness_note_);
+    }
+    return {};
+  }
+  if (!torch_on_ && !options_.verify_only)
+    return make_error(errc::invalid_input, "fitness: torch, but PyTorch is not timed for " + op_.name + " on " +
+                                               backend_->name() + " (" + torch_note_ + ")");
+  fitness_torch_ = torch_on_;
+  return {};
+}
+
+// The disk cache of PyTorch times: one file per (operator, its PyTorch
+// version, variant, shape, device, torch version, machine, threads).
+static fs::path torch_cache_file(const spec::operator_spec& op, const std::string& variant, const spec::problem_instance& inst,
+                          const torch_settings& s, const std::string& version, const std::string& hardware) {
+  std::string key = op.name + "|" + op.torch_entry + "|" + variant + "|" + inst.shape_name + "|" + s.device + "|" +
+                    version + "|" + hardware + "|" + std::to_string(s.threads) + "|" + std::to_string(s.compile);
+  if (!op.torch_file.empty()) {
+    auto text = read_file(op.torch_file);
+    key += "|" + (text ? content_hash({*text}) : std::string("unreadable"));
+  }
+  for (const auto& t : inst.inputs) {
+    key += "|" + t.name + ":" + spec::dtype_name(t.type);
+    for (auto d : t.dims) key += "," + std::to_string(d);
+  }
+  for (const auto& prm : inst.params) key += "|" + prm.name + "=" + std::to_string(prm.value);
+  return cache_root() / "torch" / "times" / (content_hash({key}).substr(0, 32) + ".json");
+}
+
+namespace {
+nlohmann::json side_to_json(const side_baseline& b) {
+  return {{"runs", b.time.runs}, {"median_s", b.time.median_s}, {"p10_s", b.time.p10_s}, {"p90_s", b.time.p90_s},
+          {"note", b.note}};
+}
+side_baseline side_from_json(const nlohmann::json& j) {
+  side_baseline b;
+  b.time.runs = j.value("runs", 0);
+  b.time.median_s = j.value("median_s", 0.0);
+  b.time.p10_s = j.value("p10_s", 0.0);
+  b.time.p90_s = j.value("p90_s", 0.0);
+  b.note = j.value("note", std::string());
+  return b;
+}
+}  // namespace
+
 void evaluator::measure_torch_once(size_t p) {
   if (!torch_on_ || torch_once_.count(p)) return;
+  const problem_state& pst = data_->problem(p);
+  const fs::path cached = torch_cache_file(op_, variant_->name, pst.inst, torch_, torch_version_, hw_.name + " " + hw_.model);
+  if (auto text = read_file(cached)) {
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_object() && j.contains("eager") && j.contains("compile")) {
+      torch_once_[p] = {side_from_json(j["eager"]), side_from_json(j["compile"])};
+      return;
+    }
+  }
   // Set 0 holds verified inputs with a known reference; a candidate that
   // changed them fails its own verdict, and the next one measures.
   if (!data_->check_inputs(p, 0).empty()) return;
@@ -228,9 +328,22 @@ void evaluator::measure_torch_once(size_t p) {
     return std::to_string(c.result.mismatches) + " of " + std::to_string(c.elements) + " elements wrong; first " +
            c.result.first_mismatch;
   });
+  bool keep = t.eager.measured() || t.compile.measured();
   for (const side_baseline* b : {&t.eager, &t.compile})
-    if (b->note.rfind("wrong", 0) == 0) log::warn("{} at shape '{}': {}", op_.file.string(), ps.inst.shape_name, b->note);
+    if (b->note.rfind("wrong", 0) == 0) {
+      log::warn("{} at shape '{}': {}", op_.file.string(), ps.inst.shape_name, b->note);
+      keep = false;
+    }
   torch_once_[p] = t;
+  // Kept when right (a wrong or failed run is tried again by the next task).
+  if (keep) {
+    std::error_code ec;
+    fs::create_directories(cached.parent_path(), ec);
+    const std::string text = nlohmann::json{{"eager", side_to_json(t.eager)}, {"compile", side_to_json(t.compile)}}.dump();
+    const fs::path tmp = cached.string() + ".tmp" + std::to_string(::getpid());
+    if (write_bytes(tmp, text.data(), text.size())) fs::rename(tmp, cached, ec);
+    if (ec) fs::remove(tmp, ec);
+  }
 }
 
 void evaluator::attach_torch(size_t p, shape_verdict& sv) const {

@@ -34,6 +34,8 @@ struct torch_settings {
 // "" when `python` imports torch (and, for device "cuda", torch sees a GPU),
 // else why not. Probed once per interpreter and device in this process.
 std::string probe_torch(const std::filesystem::path& python, const std::string& device, bool gpu = false);
+// The torch version a probe of `python` found ("2.11.0+cu130"); "" before one.
+std::string torch_version(const std::filesystem::path& python);
 
 // The environment of the runner: what PyTorch needs to find its libraries
 // and tools (the interpreter's directory first on PATH), the GPU this

@@ -1,10 +1,23 @@
 #!/usr/bin/env python3
-"""Times an operator's `torch` expression (its YAML) for kevolve's evaluator.
+"""Runs an operator's PyTorch version (its YAML's `torch`) for kevolve's evaluator.
 
-usage: torch_baseline.py DIR MODE      (MODE: eager | compile | probe)
+usage: torch_baseline.py DIR MODE      (MODE: eager | compile | times | probe | serve)
+
+MODE times runs eager, then compile, in one process (one import of torch).
+MODE serve answers requests, one JSON object per line on stdin, one answer per
+line on stdout (src/eval/torch_process.cpp):
+  {"op": "run", "torch": entry, "device", "dtype": "fp64"|"fp32"|"native",
+   "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [{"name", "dtype", "shape"}],
+   "params": {...}, "repeat": n}
+computes the outputs from the inputs (float inputs as given: the evaluator
+widens them exactly to fp64 for the reference, to fp32 for the stand-in), and
+answers {"ok": true, "outputs": [files], "deterministic": bool} with each
+output in DIR/out_<i>.bin (floats in "dtype"; "native": the outputs' own
+dtypes, checked), or {"ok": false, "reason"}; repeat > 1 runs it again on the
+same inputs and says whether every run gave the same bits.
 
 DIR/manifest.json, written by the evaluator (src/eval/torch_baseline.cpp):
-  {"expression", "device": "cuda"|"cpu", "threads", "rotation_bytes",
+  {"torch": entry (src/eval/torch_entry.py), "device": "cuda"|"cpu", "threads", "rotation_bytes",
    "max_sets", "budget_seconds", "min_runs",
    "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [{"name", "dtype", "shape"}],
    "params": {"name": value}}
@@ -31,22 +44,11 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_entry  # noqa: E402
+
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": torch.float64,
           "int32": torch.int32, "int64": torch.int64}
-
-
-def make_function(expression, names):
-    """The expression as a function of the inputs and params; a function body
-    (statements ending in `return`) is accepted as it is."""
-    try:
-        compile(expression, "<torch>", "eval")
-        body = "return (" + expression + ")"
-    except SyntaxError:
-        body = expression
-    src = "def kv_torch(" + ", ".join(names) + "):\n" + "".join("    " + l + "\n" for l in body.splitlines())
-    scope = {"torch": torch, "F": F, "math": math}
-    exec(compile(src, "<torch expression>", "exec"), scope)
-    return scope["kv_torch"]
 
 
 def load_input(d, t, device):
@@ -56,7 +58,9 @@ def load_input(d, t, device):
     return x.reshape(t["shape"]).to(device)
 
 
-def as_outputs(result, specs):
+def as_outputs(result, specs, float_dtype=None):
+    """The result as one tensor per output, of the outputs' shapes and dtypes
+    (float outputs in `float_dtype` when given: the reference's)."""
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(outs) != len(specs):
         raise ValueError(f"returned {len(outs)} tensors, the operator has {len(specs)} outputs")
@@ -65,15 +69,22 @@ def as_outputs(result, specs):
             raise ValueError(f"output '{s['name']}' is a {type(o).__name__}, not a tensor")
         if list(o.shape) != list(s["shape"]):
             raise ValueError(f"output '{s['name']}' has shape {list(o.shape)}, the operator's is {s['shape']}")
-        if o.dtype != DTYPES[s["dtype"]]:
+        want = DTYPES[s["dtype"]]
+        if float_dtype is not None and want.is_floating_point:
+            if not o.dtype.is_floating_point:
+                raise ValueError(f"output '{s['name']}' is {o.dtype}, the operator's is {s['dtype']}")
+            continue
+        if o.dtype != want:
             raise ValueError(f"output '{s['name']}' is {o.dtype}, the operator's is {s['dtype']}")
     return outs
 
 
-def write_outputs(d, mode, outs):
+def write_outputs(d, mode, outs, float_dtype=None):
     files = []
     for i, o in enumerate(outs):
         o = o.detach().contiguous().cpu()
+        if float_dtype is not None and o.dtype.is_floating_point:
+            o = o.to(float_dtype)
         if o.dtype == torch.bfloat16:
             o = o.view(torch.int16)
         name = f"{mode}_{i}.bin"
@@ -171,42 +182,88 @@ def measure(m, fn, args):
     return times([lambda s=sets[i % count]: fn(*s) for i in range(reps)])
 
 
-def main():
-    d, mode = sys.argv[1], sys.argv[2]
-    if mode == "probe":
-        print("torch", torch.__version__, "cuda", int(torch.cuda.is_available()))
-        return 0
-    with open(os.path.join(d, "manifest.json")) as f:
-        m = json.load(f)
-    torch.set_num_threads(max(1, int(m["threads"])))
-    if m["device"] == "cuda":
-        # The operators' arithmetic: fp32 products not rounded to TF32, and
-        # fp16/bf16 matmuls accumulated in fp32 (no reduced-precision split-K).
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
-            if hasattr(torch.backends.cuda.matmul, flag):
-                setattr(torch.backends.cuda.matmul, flag, False)
+def no_tf32():
+    """The operators' arithmetic: fp32 products not rounded to TF32, and
+    fp16/bf16 matmuls accumulated in fp32 (no reduced-precision split-K)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+        if hasattr(torch.backends.cuda.matmul, flag):
+            setattr(torch.backends.cuda.matmul, flag, False)
+
+
+def reason(e):
+    return traceback.format_exception_only(type(e), e)[-1].strip()[:2000]
+
+
+def serve_one(d, req):
+    """One request of MODE serve: the outputs at the inputs given."""
+    device = req.get("device", "cpu")
+    float_dtype = {"fp64": torch.float64, "fp32": torch.float32}.get(req.get("dtype", "fp64"))
+    args = [load_input(d, t, device) for t in req["inputs"]]
+    fn = torch_entry.make_callable(req["torch"], [t["name"] for t in req["inputs"]], req["params"], device, float_dtype)
+    runs = []
+    with torch.no_grad():
+        for _ in range(max(1, int(req.get("repeat", 1)))):
+            outs = as_outputs(fn(*args), req["outputs"], float_dtype)
+            runs.append([o.detach().contiguous().cpu() for o in outs])
+    same = all(len(r) == len(runs[0]) and all(torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))) for a, b in zip(r, runs[0])) for r in runs[1:])
+    files = write_outputs(d, "out", runs[0], float_dtype)
+    return {"ok": True, "outputs": files, "deterministic": same}
+
+
+def serve(d):
+    no_tf32()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            torch.set_num_threads(max(1, int(req.get("threads", 1))))
+            answer = serve_one(d, req)
+        except Exception as e:  # the evaluator reports it
+            answer = {"ok": False, "reason": reason(e)}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def run_mode(d, m, mode):
+    """One of eager, compile: DIR/<mode>.json."""
     result = {"ok": False}
     try:
         args = [load_input(d, t, m["device"]) for t in m["inputs"]]
-        fn = make_function(m["expression"], [t["name"] for t in m["inputs"]] + list(m["params"]))
-        params = list(m["params"].values())
+        fn = torch_entry.make_callable(m["torch"], [t["name"] for t in m["inputs"]], m["params"], m["device"])
         if mode == "compile":
             if not hasattr(torch, "compile"):
                 raise RuntimeError(f"PyTorch {torch.__version__} has no torch.compile")
             fn = torch.compile(fn, dynamic=False)
         with torch.no_grad():
-            call = lambda *a: fn(*a, *params)  # noqa: E731
-            outs = as_outputs(call(*args), m["outputs"])
+            outs = as_outputs(fn(*args), m["outputs"])
             files = write_outputs(d, mode, outs)
-            ns, uncovered = measure(m, call, args)
+            ns, uncovered = measure(m, fn, args)
         result = {"ok": True, "ns": ns, "outputs": files, "torch": torch.__version__, "dispatch_in_time": uncovered}
     except Exception as e:  # the evaluator reports it; it is not an evaluation error
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        result = {"ok": False, "reason": last[:2000]}
+        result = {"ok": False, "reason": reason(e)}
     with open(os.path.join(d, mode + ".json"), "w") as f:
         json.dump(result, f)
+
+
+def main():
+    d, mode = sys.argv[1], sys.argv[2]
+    if mode == "probe":
+        print("torch", torch.__version__, "cuda", int(torch.cuda.is_available()))
+        return 0
+    if mode == "serve":
+        return serve(d)
+    with open(os.path.join(d, "manifest.json")) as f:
+        m = json.load(f)
+    torch.set_num_threads(max(1, int(m["threads"])))
+    no_tf32()
+    for one in (["eager", "compile"] if mode == "times" else [mode]):
+        if one == "compile" and not m.get("compile", True):
+            continue
+        run_mode(d, m, one)
     return 0
 
 

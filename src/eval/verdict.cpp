@@ -1,5 +1,7 @@
 #include "eval/verdict.h"
 
+#include <fmt/format.h>
+
 namespace kevolve::eval {
 
 namespace {
@@ -57,6 +59,8 @@ nlohmann::json to_json(const verdict& v) {
       if (!s.metrics.empty()) j["metrics"] = s.metrics;
       side_json(j, "torch_eager", s.torch_eager);
       side_json(j, "torch_compile", s.torch_compile);
+      j["fitness_speedup"] = s.fitness_speedup;
+      j["fitness_over"] = describe_fitness(v, s);
     }
     shapes.push_back(std::move(j));
   }
@@ -72,6 +76,10 @@ nlohmann::json to_json(const verdict& v) {
   return {{"status", to_string(v.result)},
           {"reason", v.reason},
           {"fitness", v.fitness},
+          {"fitness_basis", v.fitness_basis},
+          {"fitness_over", describe_fitness(v)},
+          {"fitness_note", v.fitness_note},
+          {"torch", v.torch_version},
           {"operator", v.op},
           {"variant", v.variant},
           {"backend", v.backend},
@@ -83,6 +91,34 @@ nlohmann::json to_json(const verdict& v) {
           {"seconds", v.seconds},
           {"overhead_seconds", v.overhead_seconds},
           {"overhead_phases", v.overhead_phases}};
+}
+
+double shape_verdict::torch_speedup() const {
+  // Over the faster side: the smaller of the two speedups that were measured.
+  const bool e = torch_eager.measured() && torch_eager.speedup > 0, c = torch_compile.measured() && torch_compile.speedup > 0;
+  if (e && c) return std::min(torch_eager.speedup, torch_compile.speedup);
+  return e ? torch_eager.speedup : c ? torch_compile.speedup : 0.0;
+}
+
+namespace {
+std::string ms(const side_baseline& b) {
+  if (!b.measured()) return b.note.rfind("unavailable", 0) == 0 ? "unavailable" : (b.note.empty() ? "not run" : "failed");
+  return fmt::format("{:.3f} ms", b.time.median_s * 1e3);
+}
+}  // namespace
+
+std::string describe_fitness(const verdict& v, const shape_verdict& s) {
+  if (v.fitness_basis != "torch") return "× baseline (" + v.baseline + ")";
+  return "× PyTorch (best of eager " + ms(s.torch_eager) + ", compile " + ms(s.torch_compile) + "; torch " +
+         v.torch_version + ")";
+}
+
+std::string describe_fitness(const verdict& v) {
+  if (v.fitness_basis != "torch") return "× baseline (" + v.baseline + ")";
+  size_t timed = 0;
+  for (const auto& s : v.shapes) timed += s.holdout ? 0 : 1;
+  return fmt::format("× PyTorch (geomean over {} shape{} of the faster of eager and torch.compile; torch {})", timed,
+                     timed == 1 ? "" : "s", v.torch_version);
 }
 
 }  // namespace kevolve::eval

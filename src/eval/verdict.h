@@ -24,8 +24,10 @@ struct timing_stats {
   double spread() const { return median_s > 0 ? std::max(0.0, p90_s - p10_s) / 2.0 / median_s : 0.0; }
 };
 
-// A baseline reported beside the timed one (PyTorch eager, torch.compile),
-// measured once per evaluator and shape; never part of the fitness.
+// PyTorch eager or torch.compile of the operator's `torch`, measured once per
+// (operator, variant, shape, device, torch version) and cached on disk
+// (torch_baseline.h); where the fitness is "torch", the faster of the two is
+// what the candidate's speedup is over.
 struct side_baseline {
   timing_stats time;     // runs == 0: no time
   double speedup = 0.0;  // its median / the candidate's
@@ -59,6 +61,12 @@ struct shape_verdict {
                                           // (cuda: Nsight Compute, see ncu_profiler.h); empty: not profiled
   side_baseline torch_eager;    // the operator's `torch` expression, eager
   side_baseline torch_compile;  // the same under torch.compile
+  // What the fitness counts at this shape: the speedup over the faster of
+  // eager and compile (fitness "torch") or over the baseline ("baseline").
+  double fitness_speedup = 0.0;
+  // The speedup over the faster PyTorch side (its median / the candidate's),
+  // 0: neither measured.
+  double torch_speedup() const;
 };
 
 // One device function's resources, from ptxas -v (cuda) or the AMDGPU
@@ -99,6 +107,12 @@ struct verdict {
   std::string backend;
   std::string kernel_hash;
   std::string baseline;
+  // What fitness is a speedup over: "torch" (the faster of PyTorch eager and
+  // torch.compile per shape, geomean) or "baseline" (the plain baseline);
+  // and why, where it is the baseline although PyTorch was asked for.
+  std::string fitness_basis = "baseline";
+  std::string fitness_note;
+  std::string torch_version;  // "2.11.0+cu130, cpu" where PyTorch was timed
   std::string hardware;
   double peak_bandwidth_gbs = 0.0;
   double peak_gflops = 0.0;
@@ -112,5 +126,12 @@ struct verdict {
 };
 
 nlohmann::json to_json(const verdict& v);
+
+// "× PyTorch (best of eager 0.412 ms, compile 0.390 ms; torch 2.11.0, cpu)"
+// for one timed shape; "× baseline (<name>)" where that is the fitness.
+std::string describe_fitness(const verdict& v, const shape_verdict& s);
+// The same for the whole verdict: "× PyTorch (geomean over 2 shapes of the
+// faster of eager and torch.compile; torch 2.11.0, cpu)".
+std::string describe_fitness(const verdict& v);
 
 }  // namespace kevolve::eval

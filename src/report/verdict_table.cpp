@@ -88,8 +88,9 @@ std::string verdict_table(const eval::verdict& v) {
       if (!s.profile.empty()) out += fmt::format("profile {}: {}\n", s.shape, s.profile);
   }
   out += fmt::format("verdict: {}", eval::to_string(v.result));
-  if (v.ok()) out += fmt::format(", fitness {:.3f} (geometric mean speedup over the baseline)", v.fitness);
+  if (v.ok()) out += fmt::format(", fitness {:.3f} {}", v.fitness, eval::describe_fitness(v));
   out += "\n";
+  if (!v.fitness_note.empty()) out += "note: " + v.fitness_note + "\n";
   if (!v.reason.empty()) out += "reason: " + v.reason + "\n";
   if (v.result == eval::status::compile_failed && !v.compile.diagnostics.empty())
     out += "compiler output:\n" + v.compile.diagnostics + (v.compile.diagnostics.back() == '\n' ? "" : "\n");

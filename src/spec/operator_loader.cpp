@@ -16,6 +16,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A YAML scalar or list as JSON: numbers stay numbers, other scalars strings.
+nlohmann::json yaml_to_json(const YAML::Node& n) {
+  if (n.IsSequence()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& x : n) a.push_back(yaml_to_json(x));
+    return a;
+  }
+  const std::string s = n.Scalar();
+  if (n.Tag() != "!" ) {
+    try {
+      size_t used = 0;
+      const long long i = std::stoll(s, &used);
+      if (used == s.size()) return i;
+      const double d = std::stod(s, &used);
+      if (used == s.size()) return d;
+    } catch (const std::exception&) {
+    }
+    if (s == "true" || s == "false") return s == "true";
+  }
+  return s;
+}
+
 const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
@@ -383,98 +405,74 @@ void loader::read_tolerances(const YAML::Node& root) {
     }
 }
 
-// A YAML value as JSON: quoted scalars stay strings, plain ones become
-// booleans or numbers where they read as one.
-nlohmann::json to_json(const YAML::Node& n) {
-  if (n.IsMap()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& kv : n) j[kv.first.Scalar()] = to_json(kv.second);
-    return j;
-  }
-  if (n.IsSequence()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& x : n) j.push_back(to_json(x));
-    return j;
-  }
-  if (!n.IsScalar() || n.Tag() == "!") return n.IsScalar() ? nlohmann::json(n.Scalar()) : nlohmann::json();
-  const std::string& s = n.Scalar();
-  if (s == "true" || s == "false") return s == "true";
-  try {
-    size_t used = 0;
-    const long long i = std::stoll(s, &used);
-    if (used == s.size()) return i;
-    const double d = std::stod(s, &used);
-    if (used == s.size()) return d;
-  } catch (const std::exception&) {
-  }
-  return s;
+void loader::check_path(const YAML::Node& at, const std::string& key, const fs::path& p) {
+  if (!fs::is_regular_file(p)) r_.fail(at, key, "must name an existing file relative to the YAML, got \"" + p.string() + "\" (not found)");
 }
 
-// `torch`: an expression (op_.torch) or a map {file, function | module,
-// init, weights, eval} (op_.torch_entry, JSON with `file` absolute; the
-// contract of src/eval/torch_entry.py).
 void loader::read_torch(const YAML::Node& root) {
-  YAML::Node t = r_.child(root, "torch", "torch", false);
+  const YAML::Node t = r_.child(root, "torch", "torch", false);
   if (!t.IsDefined()) return;
+  nlohmann::json entry;
   if (t.IsScalar()) {
-    if (t.Scalar().find_first_not_of(" \t\n") == std::string::npos)
+    auto text = r_.string_value(root, "torch", "torch", false);
+    if (!text) return;
+    if (text->find_first_not_of(" \t\n") == std::string::npos) {
       r_.fail(t, "torch", "must be a Python expression or function body over the inputs and params, got an empty string");
-    op_.torch = t.Scalar();
-    return;
-  }
-  if (!t.IsMap()) {
-    r_.fail(t, "torch", "must be a Python expression or a map {file, function | module, init, weights, eval}, got " +
+      return;
+    }
+    op_.torch = *text;
+    entry["expression"] = *text;
+  } else if (t.IsMap()) {
+    r_.reject_unknown_keys(t, {"file", "function", "module", "init", "weights", "eval"}, "torch.");
+    auto file = r_.string_value(t, "file", "torch.file", true);
+    if (!file) return;
+    op_.torch_file = fs::absolute(file_.parent_path() / *file).lexically_normal();
+    check_path(t["file"], "torch.file", op_.torch_file);
+    entry["file"] = op_.torch_file.string();
+    const bool fn = t["function"].IsDefined(), mod = t["module"].IsDefined();
+    if (fn == mod) {
+      r_.fail(t, "torch", "needs exactly one of 'function' (called with the inputs and params) or 'module' (an nn.Module class)");
+      return;
+    }
+    if (fn) {
+      if (auto f = r_.string_value(t, "function", "torch.function", true)) entry["function"] = *f;
+      for (const char* k : {"init", "weights", "eval"})
+        if (t[k].IsDefined()) r_.fail(t[k], std::string("torch.") + k, "applies to 'module' only");
+    } else {
+      if (auto m = r_.string_value(t, "module", "torch.module", true)) entry["module"] = *m;
+      nlohmann::json init = nlohmann::json::array();
+      const YAML::Node in = t["init"];
+      if (in.IsDefined() && !in.IsSequence()) r_.fail(in, "torch.init", "must be a list of constructor arguments, got " + yaml_reader::describe(in));
+      else if (in.IsDefined())
+        for (const auto& a : in) init.push_back(yaml_to_json(a));
+      entry["init"] = init;
+      nlohmann::json weights = nlohmann::json::object();
+      const YAML::Node w = t["weights"];
+      if (w.IsDefined() && !w.IsMap()) r_.fail(w, "torch.weights", "must map input names to the module's parameters and buffers, got " + yaml_reader::describe(w));
+      else if (w.IsDefined())
+        for (const auto& kv : w) {
+          weights[kv.first.Scalar()] = kv.second.Scalar();
+          if (std::none_of(op_.inputs.begin(), op_.inputs.end(), [&](const tensor_spec& x) { return x.name == kv.first.Scalar(); }))
+            r_.fail(kv.first, "torch.weights." + kv.first.Scalar(), "names no input of the operator");
+        }
+      entry["weights"] = weights;
+      // A string in init names a param (torch_entry resolves it per shape).
+      std::function<void(const nlohmann::json&)> check_init = [&](const nlohmann::json& v) {
+        if (v.is_array())
+          for (const auto& x : v) check_init(x);
+        else if (v.is_string() &&
+                 std::none_of(op_.params.begin(), op_.params.end(), [&](const param_spec& p) { return p.name == v.get<std::string>(); }))
+          r_.fail(in, "torch.init", "names \"" + v.get<std::string>() + "\", which is no param of the operator");
+      };
+      check_init(init);
+      entry["eval"] = t["eval"].IsDefined() && t["eval"].as<bool>(false);
+    }
+  } else {
+    r_.fail(t, "torch", "must be a Python expression, or a map {file, function | module, init, weights, eval}, got " +
                             yaml_reader::describe(t));
     return;
   }
-  r_.reject_unknown_keys(t, {"file", "function", "module", "init", "weights", "eval"}, "torch.");
-  nlohmann::json j = to_json(t);
-  auto file = r_.string_value(t, "file", "torch.file", true);
-  if (file) {
-    const fs::path p = fs::absolute(file_.parent_path() / *file).lexically_normal();
-    check_path(t["file"], "torch.file", p);
-    j["file"] = p.string();
-  }
-  const bool module = t["module"].IsDefined(), function = t["function"].IsDefined();
-  if (module == function)
-    r_.fail(t, "torch", "must name exactly one of 'module' (an nn.Module class) or 'function' of torch.file");
-  if (function && (t["init"].IsDefined() || t["weights"].IsDefined() || t["eval"].IsDefined()))
-    r_.fail(t, "torch", "'init', 'weights' and 'eval' belong to a 'module' entry");
-  for (const char* k : {"module", "function"})
-    if (t[k].IsDefined() && !(j[k].is_string() && is_identifier(j[k].get<std::string>())))
-      r_.fail(t[k], std::string("torch.") + k, "must be a Python identifier, got " + yaml_reader::describe(t[k]));
-  if (t["eval"].IsDefined() && !j["eval"].is_boolean())
-    r_.fail(t["eval"], "torch.eval", "must be true or false, got " + yaml_reader::describe(t["eval"]));
-  if (t["init"].IsDefined() && !t["init"].IsSequence())
-    r_.fail(t["init"], "torch.init", "must be a list of constructor arguments, got " + yaml_reader::describe(t["init"]));
-  // Strings in init name params (torch_entry resolves them per shape).
-  std::set<std::string> params;
-  for (const auto& p : op_.params) params.insert(p.name);
-  std::function<void(const nlohmann::json&)> check_init = [&](const nlohmann::json& v) {
-    if (v.is_array())
-      for (const auto& x : v) check_init(x);
-    else if (v.is_string() && !params.count(v.get<std::string>()))
-      r_.fail(t["init"], "torch.init", "names \"" + v.get<std::string>() + "\", which is no param of the operator");
-  };
-  if (j.contains("init")) check_init(j["init"]);
-  if (YAML::Node w = t["weights"]; w.IsDefined()) {
-    if (!w.IsMap())
-      r_.fail(w, "torch.weights", "must map input names to parameter or buffer names, got " + yaml_reader::describe(w));
-    else
-      for (const auto& kv : w) {
-        const std::string input = kv.first.Scalar();
-        if (std::none_of(op_.inputs.begin(), op_.inputs.end(), [&](const tensor_spec& x) { return x.name == input; }))
-          r_.fail(kv.first, "torch.weights." + input, "names no input of the operator");
-        if (!kv.second.IsScalar())
-          r_.fail(kv.second, "torch.weights." + input, "must be a parameter or buffer name of the module, got " +
-                                                         yaml_reader::describe(kv.second));
-      }
-  }
-  op_.torch_entry = j.dump();
-}
-
-void loader::check_path(const YAML::Node& at, const std::string& key, const fs::path& p) {
-  if (!fs::is_regular_file(p)) r_.fail(at, key, "must name an existing file relative to the YAML, got \"" + p.string() + "\" (not found)");
+  op_.torch_entry = entry.dump();
 }
 
 void loader::check_expr(const std::string& text, const std::string& key, int line, const std::set<std::string>& allowed) {
@@ -535,6 +533,19 @@ void loader::check_resolution() {
     for (const auto& sp : points)
       for (const auto& v : op_.variants) {
         auto p = resolve(op_, v, sp, holdout);
+        if (p) {
+          double bytes = 0;
+          for (const auto& t : p->inputs) bytes += double(t.bytes());
+          for (const auto& t : p->outputs) bytes += double(t.bytes());
+          if (bytes > kMaxShapeBytes) {
+            r_.fail_at_line(lines_[std::string(key) + ":" + sp.name], std::string(key) + "." + sp.name,
+                            "does not fit the memory limit: its inputs and outputs take " +
+                                std::to_string(int64_t(bytes / double(1 << 20))) + " MiB in variant '" + v.name +
+                                "', expected at most " + std::to_string(int64_t(kMaxShapeBytes / double(1 << 20))) +
+                                " MiB (the evaluator keeps several input sets and an fp64 copy)");
+            return;
+          }
+        }
         if (!p) {
           // resolve() prefixes the file name; keep only what follows it.
           std::string msg = p.error().message;
@@ -618,14 +629,13 @@ expected<operator_spec> loader::run() {
     if (*v <= 1) r_.fail(root["max_speedup"], "max_speedup", "must be greater than 1");
     op_.max_speedup = *v;
   }
-  // An operator in PyTorch needs no C++ reference: the evaluator computes
-  // references with the torch entry in fp64.
-  if (auto ref = r_.string_value(root, "reference", "reference", !root["torch"].IsDefined())) {
+  read_torch(root);
+  // Without a C++ reference, PyTorch (in fp64) is the reference.
+  if (auto ref = r_.string_value(root, "reference", "reference", !op_.has_torch())) {
     op_.reference = file_.parent_path() / *ref;
     check_path(root["reference"], "reference", op_.reference);
   }
   const auto deprecated = read_baselines(r_, root, file_, op_);
-  read_torch(root);
   YAML::Node tmpl = r_.child(root, "template", "template", false);
   if (tmpl.IsDefined()) {
     if (!tmpl.IsMap()) r_.fail(tmpl, "template", "must be a map, got " + yaml_reader::describe(tmpl));

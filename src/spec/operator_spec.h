@@ -95,14 +95,21 @@ struct operator_spec {
   // The host backend's (cpu), which every operator has: it also stands in
   // for the reference at large shapes. Equal to baselines.at("cpu").
   baseline_spec baseline;
-  // PyTorch's version of the operator: a Python expression (or a function
-  // body that returns) over the inputs and params by name, `torch` and `F`
-  // (torch.nn.functional); empty: none. Timed beside the baseline, never as it.
-  std::string torch;
-  // `torch` as a map {file, function | module, init, weights, eval}: that
-  // map as JSON text, `file` absolute (src/eval/torch_entry.py); empty when
-  // `torch` is an expression or absent.
+  // PyTorch's version of the operator (`torch` in the YAML): a Python
+  // expression (or a function body that returns) over the inputs and params
+  // by name, `torch` and `F` (torch.nn.functional); or a function or an
+  // nn.Module of a Python file beside the YAML (torch_file). Where there is
+  // no `reference`, it is the reference (run in fp64); where PyTorch runs, it
+  // is the yardstick of the fitness (eager and torch.compile).
+  std::string torch;              // the expression; empty for the file form
+  std::filesystem::path torch_file;  // the file form: its Python file (absolute)
+  // The manifest's "torch" entry (src/eval/torch_entry.py): {"expression"}
+  // or {"file", "function"} or {"file", "module", "init", "weights", "eval"},
+  // as JSON text; empty: the operator has no PyTorch version.
   std::string torch_entry;
+  bool has_torch() const { return !torch_entry.empty(); }
+  // No `reference`: PyTorch in fp64 is the reference.
+  bool torch_reference() const { return reference.empty(); }
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::string> template_params;
 
@@ -146,6 +153,10 @@ struct problem_instance {
   };
   std::vector<counted_symbol> counted;
 };
+
+// The most one input set and its outputs may take: the evaluator keeps
+// several sets, the reference's fp64 copy and the outputs in memory.
+inline constexpr double kMaxShapeBytes = 4.0 * (1ull << 30);
 
 expected<problem_instance> resolve(const operator_spec& op, const variant& v, const shape_point& shape,
                                    bool holdout);

@@ -198,7 +198,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
 
   YAML::Node ev = r.child(root, "evaluator", "evaluator", false);
   if (ev.IsDefined()) {
-    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines", "ncu"}, "evaluator.");
+    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines", "ncu", "fitness"}, "evaluator.");
     if (auto v = r.number_value(ev, "threads", "evaluator.threads", false)) s.threads = int(*v);
     if (auto v = r.number_value(ev, "budget", "evaluator.budget", false)) s.budget_seconds = *v;
     if (auto v = r.number_value(ev, "timeout_ms", "evaluator.timeout_ms", false)) s.timeout_ms = int(*v);
@@ -208,6 +208,14 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
         r.fail(ev["torch_baselines"], "evaluator.torch_baselines", "must be auto, on or off, got \"" + *v + "\"");
       else
         s.torch_baselines = *v;
+    }
+    if (auto v = r.string_value(ev, "fitness", "evaluator.fitness", false)) {
+      if (*v != "torch" && *v != "baseline")
+        r.fail(ev["fitness"], "evaluator.fitness", "must be torch (the faster of PyTorch eager and torch.compile) or baseline, got \"" + *v + "\"");
+      else if (*v == "torch" && s.torch_baselines == "off")
+        r.fail(ev["fitness"], "evaluator.fitness", "is torch, but evaluator.torch_baselines is off (PyTorch is not timed)");
+      else
+        s.fitness = *v;
     }
     if (auto v = r.string_value(ev, "ncu", "evaluator.ncu", false)) {
       if (*v != "auto" && *v != "on" && *v != "off")

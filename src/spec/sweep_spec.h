@@ -45,7 +45,8 @@ struct sweep_spec {
   double budget_seconds = 0.2;
   int timeout_ms = 10000;
   int trials = 3;
-  std::string torch_baselines = "auto";  // auto (on for cuda, off for cpu), on, off
+  std::string torch_baselines = "auto";  // auto (on where the backend has a PyTorch: cpu, cuda), on, off
+  std::string fitness;                   // torch | baseline; empty: torch where PyTorch is timed, else baseline
   std::string ncu = "auto";              // Nsight Compute counters (cuda): auto (when found), on, off
   // store
   double checkpoint_seconds = 30.0;

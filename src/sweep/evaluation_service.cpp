@@ -40,7 +40,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   const eval_settings& s = r.settings;
   const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
                           "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed) +
-                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.ncu);
+                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.ncu) + "|" + s.fitness;
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if ((*it)->key == key) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -70,6 +70,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   eo.verify_trials = s.trials;
   if (s.torch_baselines >= 0) eo.torch_baselines = s.torch_baselines == 1;
   if (s.ncu >= 0) eo.ncu = s.ncu == 1;
+  eo.fitness = s.fitness;
   // Free the least recently used evaluator before building a new one: each
   // may hold gigabytes of inputs.
   while (cache_.size() >= cache_size_) cache_.pop_back();

@@ -22,6 +22,7 @@ struct eval_settings {
   uint64_t seed = 1;
   int torch_baselines = -1;  // PyTorch baselines: -1 the backend's default, 0 off, 1 on
   int ncu = -1;              // Nsight Compute counters (cuda): -1 when found, 0 off, 1 on
+  std::string fitness;       // torch | baseline; empty: torch where PyTorch is timed
 };
 
 struct eval_request {

@@ -22,6 +22,8 @@ std::deque<backend_descriptor> builtin_rows() {
     d.legacy_baseline_key = "baseline";
     d.linkable_libraries = {"openblas", "dnnl"};
     d.torch_device = "cpu";
+    d.torch_compile = true;  // inductor's CPU code generation (the project's PyTorch)
+    d.torch_by_default = true;
     d.traits.host = true;
     d.traits.profile_per_thread_count = true;
     rows.push_back(std::move(d));

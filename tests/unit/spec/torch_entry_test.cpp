@@ -61,9 +61,8 @@ TEST(torch_entry, bad_maps_name_the_key_and_the_expectation) {
       {"{file: m.py, module: Model, init: [D]}", "'torch.init' names \"D\", which is no param of the operator"},
       {"{file: m.py, module: Model, weights: {v: lin.weight}}", "'torch.weights.v' names no input of the operator"},
       {"{file: gone.py, module: Model}", "'torch.file' must name an existing file relative to the YAML"},
-      {"{file: m.py}", "'torch' must name exactly one of 'module'"},
-      {"{file: m.py, function: f, eval: true}", "'init', 'weights' and 'eval' belong to a 'module' entry"},
-      {"{file: m.py, module: Model, eval: maybe}", "'torch.eval' must be true or false"},
+      {"{file: m.py}", "'torch' needs exactly one of 'function'"},
+      {"{file: m.py, function: f, eval: true}", "'torch.eval' applies to 'module' only"},
       {"{file: m.py, module: Model, expr: x}", "'torch.expr' is not a known key"},
   };
   for (const auto& [torch, expect] : cases) {
