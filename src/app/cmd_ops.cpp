@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "common/fs.h"
 #include "common/paths.h"
+#include "common/subprocess.h"
 #include "eval/backends/cpu_backend.h"
 #include "eval/evaluator.h"
 #include "eval/torch_baseline.h"
@@ -12,6 +13,7 @@
 
 namespace kevolve::app {
 namespace {
+namespace fs = std::filesystem;
 
 int list_operators() {
   auto ops = spec::load_catalog(spec::default_operator_dir());
@@ -76,30 +78,109 @@ expected<void> check_torch(const spec::operator_spec& op) {
   return {};
 }
 
+// Loads and (with compile) compiles one operator file, as `ops validate`.
+expected<spec::operator_spec> validate(const std::string& file, bool compile) {
+  auto op = spec::load_operator(file);
+  if (op && compile) {
+    if (auto c = compile_sources(*op); !c) return tl::unexpected(c.error());
+    if (auto c = check_torch(*op); !c) return tl::unexpected(c.error());
+  }
+  return op;
+}
+
+void print_validation_error(const error& e) {
+  for (size_t start = 0; start < e.message.size();) {
+    size_t end = e.message.find('\n', start);
+    if (end == std::string::npos) end = e.message.size();
+    std::fprintf(stderr, "error: %s\n", e.message.substr(start, end - start).c_str());
+    start = end + 1;
+    if (e.message.find("does not compile") != std::string::npos) {
+      std::fprintf(stderr, "%s\n", e.message.substr(start).c_str());
+      break;
+    }
+  }
+}
+
+// `ops import`: src/torchio/import_operator.py writes the operator into a
+// staging folder inside DIR, where it is validated like `ops validate`;
+// only then are <name>.yaml and <name>.py renamed into DIR. On any error
+// DIR is left as it was (a DIR this command created is removed).
+int import_operator(const cli::ops_command& cmd) {
+  const fs::path out_dir = fs::absolute(cmd.out).lexically_normal();
+  std::error_code ec;
+  const bool created = !fs::exists(out_dir, ec) && fs::create_directories(out_dir, ec);
+  if (ec) return report_error({errc::invalid_input, out_dir.string() + ": cannot create the output directory: " + ec.message()});
+  int rc = exit_ok;
+  {
+    auto stage = temp_dir::create(".kevolve-import-", out_dir);
+    if (!stage) {
+      if (created) fs::remove(out_dir, ec);
+      return report_error(stage.error());
+    }
+    const fs::path staged = stage->path() / "op";
+    std::vector<std::string> argv = {python_executable().string(),
+                                     (data_root() / "src" / "torchio" / "import_operator.py").string(),
+                                     cmd.files.front(), "--out", staged.string()};
+    if (!cmd.name.empty()) argv.insert(argv.end(), {"--name", cmd.name});
+    if (cmd.scale > 0) argv.insert(argv.end(), {"--scale", fmt::format("{}", cmd.scale)});
+    if (cmd.eval_mode) argv.push_back("--eval-mode");
+    auto r = run_subprocess(argv, timeout_options(std::chrono::minutes(10)));
+    fs::path yaml;
+    if (!r) {
+      rc = report_error(r.error());
+    } else {
+      // The script's stdout is the YAML's path; everything else is its stderr.
+      for (size_t start = 0; start < r->output.size();) {
+        size_t end = r->output.find('\n', start);
+        if (end == std::string::npos) end = r->output.size();
+        const std::string line = r->output.substr(start, end - start);
+        if (r->ok() && fs::path(line).parent_path() == staged && fs::path(line).extension() == ".yaml") yaml = line;
+        else std::fprintf(stderr, "%s\n", line.c_str());
+        start = end + 1;
+      }
+      if (!r->ok() && !r->timed_out && r->signal == 0 && r->exit_code == exit_bad_input) rc = exit_bad_input;
+      else if (!r->ok())
+        rc = report_error({errc::internal, "ops import: " + argv[1] + " failed (" +
+                                               (r->timed_out ? std::string("timed out")
+                                                             : "exit " + std::to_string(r->exit_code)) + ")"});
+      else if (yaml.empty())
+        rc = report_error({errc::internal, "ops import: " + argv[1] + " wrote no operator YAML"});
+    }
+    if (rc == exit_ok) {
+      auto op = validate(yaml.string(), true);
+      if (!op) {
+        std::fprintf(stderr, "error: %s: the imported operator does not validate:\n", cmd.files.front().c_str());
+        print_validation_error(op.error());
+        rc = exit_bad_input;
+      } else {
+        for (const char* ext : {".py", ".yaml"}) {
+          fs::rename(staged / (op->name + ext), out_dir / (op->name + ext), ec);
+          if (ec) {
+            rc = report_error({errc::internal, (out_dir / (op->name + ext)).string() + ": cannot write: " + ec.message()});
+            break;
+          }
+        }
+        if (rc == exit_ok)
+          std::printf("imported: %s (%s, class %s, %zu inputs, %zu shapes, %zu holdout shapes)\n",
+                      (out_dir / (op->name + ".yaml")).c_str(), op->name.c_str(), op->op_class.c_str(),
+                      op->inputs.size(), op->shapes.size(), op->holdout_shapes.size());
+      }
+    }
+  }
+  if (rc != exit_ok && created) fs::remove_all(out_dir, ec);
+  return rc;
+}
+
 }  // namespace
 
 int run_ops(const cli::ops_command& cmd) {
   if (cmd.action == "list") return list_operators();
+  if (cmd.action == "import") return import_operator(cmd);
   int rc = exit_ok;
   for (const auto& f : cmd.files) {
-    auto op = spec::load_operator(f);
-    if (op && cmd.compile) {
-      if (auto c = compile_sources(*op); !c) op = tl::unexpected(c.error());
-    }
-    if (op && cmd.compile) {
-      if (auto c = check_torch(*op); !c) op = tl::unexpected(c.error());
-    }
+    auto op = validate(f, cmd.compile);
     if (!op) {
-      for (size_t start = 0; start < op.error().message.size();) {
-        size_t end = op.error().message.find('\n', start);
-        if (end == std::string::npos) end = op.error().message.size();
-        std::fprintf(stderr, "error: %s\n", op.error().message.substr(start, end - start).c_str());
-        start = end + 1;
-        if (op.error().message.find("does not compile") != std::string::npos) {
-          std::fprintf(stderr, "%s\n", op.error().message.substr(start).c_str());
-          break;
-        }
-      }
+      print_validation_error(op.error());
       rc = exit_bad_input;
       continue;
     }

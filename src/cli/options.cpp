@@ -22,7 +22,8 @@ const char* kUsage =
     "  merge    combine the stores of a split sweep (kevolve merge OUT STORE...)\n"
     "  split    split a sweep into one config per operator or backend (kevolve split CONFIG --by operator --out DIR)\n"
     "  eval     evaluate one kernel file against one operator\n"
-    "  ops      list operators (ops list) or validate operator files (ops validate FILE...)\n"
+    "  ops      list operators (ops list), validate operator files (ops validate FILE...) or import a\n"
+    "           KernelBench-style PyTorch file as one (ops import FILE.py [--name N] [--scale S] [--out DIR])\n"
     "  doctor   report what this machine has and measure its roofline\n"
     "  kb       the knowledge base: kb list, kb search QUERY [--backend B] [--trigger T...], kb promote STORE,\n"
     "           kb render OPERATOR --backend B [--template T] [--params JSON] (a builtin template's kernel)\n"
@@ -233,21 +234,37 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       ops_command& o = cl.ops;
       po::options_description d("kevolve ops options");
       d.add_options()("help,h", "show help")("no-compile", "validate: skip compiling reference and baseline")(
-          "action", po::value<std::string>(&o.action), "list | validate")(
+          "name", po::value<std::string>(&o.name), "import: the operator's name (default: from the file name, "
+                                                   "kb<level>_<stem> in a folder level<level>, else kb_<stem>)")(
+          "scale", po::value<double>(&o.scale), "import: 0 < S <= 1: the timed shape is the file's sizes above 64 "
+                                                "times S (instead of the file's own sizes)")(
+          "out", po::value<std::string>(&o.out)->default_value("."), "import: the directory of <name>.yaml and <name>.py")(
+          "eval-mode", po::bool_switch(&o.eval_mode), "import: the module in eval mode (dropout off, BatchNorm's "
+                                                      "running statistics); without it such modules are refused")(
+          "action", po::value<std::string>(&o.action), "list | validate | import")(
           "files", po::value<std::vector<std::string>>(&o.files), "files");
       po::positional_options_description p;
       p.add("action", 1).add("files", -1);
       if (help) {
         cl.command = "help";
-        cl.help_text = render(d, "usage: kevolve ops list\n       kevolve ops validate FILE... [--no-compile]");
+        cl.help_text = render(d, "usage: kevolve ops list\n       kevolve ops validate FILE... [--no-compile]\n"
+                                 "       kevolve ops import FILE.py [--name N] [--scale S] [--out DIR] [--eval-mode]");
         return cl;
       }
       po::variables_map ovm;
       po::store(po::command_line_parser(rest).options(d).positional(p).run(), ovm);
       po::notify(ovm);
       o.compile = !ovm.count("no-compile");
-      if (o.action != "list" && o.action != "validate")
-        return make_error(errc::invalid_input, "ops: expected 'list' or 'validate FILE...', got '" + o.action + "'");
+      if (o.action != "list" && o.action != "validate" && o.action != "import")
+        return make_error(errc::invalid_input,
+                          "ops: expected 'list', 'validate FILE...' or 'import FILE.py', got '" + o.action + "'");
+      if (o.action != "import" && (ovm.count("name") || ovm.count("scale") || !ovm["out"].defaulted() || o.eval_mode))
+        return make_error(errc::invalid_input, "ops " + o.action + ": --name, --scale, --out and --eval-mode belong to 'ops import'");
+      if (o.action == "import" && o.files.size() != 1)
+        return make_error(errc::invalid_input, "ops import: expected one KernelBench-style Python file, got " +
+                                                   std::to_string(o.files.size()));
+      if (o.action == "import" && ovm.count("scale") && !(o.scale > 0 && o.scale <= 1))
+        return make_error(errc::invalid_input, "ops import: --scale must be in (0, 1], got " + std::to_string(o.scale));
       if (o.action == "validate" && o.files.empty())
         return make_error(errc::invalid_input, "ops validate: expected at least one operator YAML file");
       return cl;

@@ -27,9 +27,13 @@ struct eval_command {
 };
 
 struct ops_command {
-  std::string action;               // list | validate
-  std::vector<std::string> files;   // validate: YAML files
+  std::string action;               // list | validate | import
+  std::vector<std::string> files;   // validate: YAML files; import: one Python file
   bool compile = true;              // validate: also compile reference and baseline
+  std::string name;                 // import: the operator's name (empty: from the file name)
+  double scale = 0.0;               // import: 0 < scale <= 1 adds a smaller timed shape (0: none)
+  std::string out = ".";            // import: where <name>.yaml and <name>.py go
+  bool eval_mode = false;           // import: build the module in eval mode (dropout, BatchNorm)
 };
 
 struct run_command {

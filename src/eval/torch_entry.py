@@ -9,12 +9,13 @@ src/torchio/: import). The operator YAML's `torch` key is one of:
   torch: {file: f.py, function: name}      a function of the file, called as
                                            name(*inputs, *params)
   torch: {file: f.py, module: Model,       an nn.Module of the file, built as
-          init: [64, "C", 0.5],            Model(*init) (a string names a param,
-          weights: {w: linear.weight},     resolved per shape), whose listed
+          init: [64, "C", 0.5, ["C", 1]],  Model(*init) (a string names a param,
+          weights: {w: linear.weight},     resolved per shape, also in lists), whose listed
           eval: true}                      parameters and buffers are operator
                                            inputs (functional_call); the other
                                            inputs go to forward() in order;
-                                           eval: module.eval() first
+                                           eval: module.eval() first; a 0-d
+                                           output is returned as shape [1]
 
 The C++ side (src/eval/torch_baseline.cpp) passes this as the manifest's
 "torch" object: {"expression": ...} or {"file", "function"} or {"file",
@@ -58,6 +59,24 @@ def expression_function(expression, names):
     return scope["kv_torch"]
 
 
+def _resolve(a, params):
+    """An init argument: a string names a param, in lists too."""
+    if isinstance(a, str):
+        return params[a]
+    if isinstance(a, list):
+        return [_resolve(x, params) for x in a]
+    return a
+
+
+def _at_least_1d(out):
+    """Operator outputs have rank >= 1: a 0-d tensor (a loss) as shape [1]."""
+    if isinstance(out, torch.Tensor):
+        return out.reshape(1) if out.dim() == 0 else out
+    if isinstance(out, (tuple, list)):
+        return type(out)(_at_least_1d(o) for o in out)
+    return out
+
+
 def build_module(entry, params):
     """Model(*init) of the entry's file, on the CPU, under a fixed seed (the
     weights it draws are replaced by the operator's inputs)."""
@@ -65,7 +84,7 @@ def build_module(entry, params):
     cls = getattr(mod, entry["module"], None)
     if cls is None or not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
         raise ValueError(f"{entry['file']}: has no nn.Module class '{entry['module']}'")
-    init = [params[a] if isinstance(a, str) else a for a in entry.get("init", [])]
+    init = [_resolve(a, params) for a in entry.get("init", [])]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         m = cls(*init)
@@ -103,6 +122,6 @@ def make_callable(entry, input_names, params, device, float_dtype=None):
     def call(*a):
         state_in = {where: a[i] for i, where in slots if where is not None}
         forward_in = [a[i] for i, where in slots if where is None]
-        return torch.func.functional_call(m, state_in, tuple(forward_in))
+        return _at_least_1d(torch.func.functional_call(m, state_in, tuple(forward_in)))
 
     return call

@@ -1,6 +1,7 @@
 #include "spec/operator_loader.h"
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -449,8 +450,21 @@ void loader::read_torch(const YAML::Node& root) {
       const YAML::Node w = t["weights"];
       if (w.IsDefined() && !w.IsMap()) r_.fail(w, "torch.weights", "must map input names to the module's parameters and buffers, got " + yaml_reader::describe(w));
       else if (w.IsDefined())
-        for (const auto& kv : w) weights[kv.first.Scalar()] = kv.second.Scalar();
+        for (const auto& kv : w) {
+          weights[kv.first.Scalar()] = kv.second.Scalar();
+          if (std::none_of(op_.inputs.begin(), op_.inputs.end(), [&](const tensor_spec& x) { return x.name == kv.first.Scalar(); }))
+            r_.fail(kv.first, "torch.weights." + kv.first.Scalar(), "names no input of the operator");
+        }
       entry["weights"] = weights;
+      // A string in init names a param (torch_entry resolves it per shape).
+      std::function<void(const nlohmann::json&)> check_init = [&](const nlohmann::json& v) {
+        if (v.is_array())
+          for (const auto& x : v) check_init(x);
+        else if (v.is_string() &&
+                 std::none_of(op_.params.begin(), op_.params.end(), [&](const param_spec& p) { return p.name == v.get<std::string>(); }))
+          r_.fail(in, "torch.init", "names \"" + v.get<std::string>() + "\", which is no param of the operator");
+      };
+      check_init(init);
       entry["eval"] = t["eval"].IsDefined() && t["eval"].as<bool>(false);
     }
   } else {

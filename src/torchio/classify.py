@@ -1,0 +1,127 @@
+"""The operator class (and template keys) of a traced forward.
+
+From the aten ops the forward ran on the meta device (probe.OpRecorder):
+a convolution makes `conv`; one matmul `matmul` (several, as attention,
+`custom`); a pooling op `pooling`; a cumulative op `scan`; pointwise ops
+only `elementwise` (with `template.expr`, the chain as a scalar C
+expression, where every op of it has a translation below); pointwise ops
+and reductions/normalizations only `row_reduction` (`template.reduction:
+softmax` when the whole forward is a softmax over the last axis of a 2-D
+input); anything else `custom`.
+"""
+import torch
+
+MATMUL = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "addmv", "mv", "dot"}
+CONV = {"convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "mkldnn_convolution"}
+POOL = {"avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+        "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+        "adaptive_avg_pool3d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_max_pool2d",
+        "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d"}
+SCAN = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
+REDUCE = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "var_mean", "norm",
+          "linalg_vector_norm", "_softmax", "_log_softmax", "_safe_softmax", "native_layer_norm",
+          "native_group_norm", "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+          "smooth_l1_loss", "mse_loss", "l1_loss", "huber_loss", "nll_loss_forward", "logsumexp", "argmax", "argmin"}
+
+
+def _f(x):
+    return repr(float(x)) + "f"
+
+
+def _kw(args, kwargs, i, name, default):
+    if name in kwargs:
+        return kwargs[name]
+    return args[i] if len(args) > i else default
+
+
+def _translate(name, a, args, kwargs):
+    """C expression of one pointwise op; a: the C texts of its args (None
+    for a non-tensor arg, which is read from args)."""
+    x = a[0]
+    if name == "relu":
+        return f"fmaxf({x}, 0.0f)"
+    if name in ("sigmoid", "tanh", "exp", "sqrt", "abs"):
+        fn = {"sigmoid": "sigmoidf", "tanh": "tanhf", "exp": "expf", "sqrt": "sqrtf", "abs": "fabsf"}[name]
+        return f"{fn}({x})"
+    if name == "neg":
+        return f"(-({x}))"
+    if name == "gelu" and _kw(args, kwargs, 1, "approximate", "none") == "none":
+        return f"(0.5f*({x})*(1.0f+erff(({x})*0.70710678118654752f)))"
+    if name == "elu":
+        alpha, scale, iscale = (_kw(args, kwargs, i, n, 1.0) for i, n in ((1, "alpha"), (2, "scale"), (3, "input_scale")))
+        return f"({_f(scale)}*(fmaxf({x}, 0.0f)+fminf({_f(alpha)}*(expf({_f(iscale)}*({x}))-1.0f), 0.0f)))"
+    if name == "leaky_relu":
+        slope = _kw(args, kwargs, 1, "negative_slope", 0.01)
+        return f"(fmaxf({x}, 0.0f)+{_f(slope)}*fminf({x}, 0.0f))"
+    if name == "clamp":
+        lo, hi = _kw(args, kwargs, 1, "min", None), _kw(args, kwargs, 2, "max", None)
+        if isinstance(lo, torch.Tensor) or isinstance(hi, torch.Tensor):
+            return None
+        e = x if lo is None else f"fmaxf({x}, {_f(lo)})"
+        return e if hi is None else f"fminf({e}, {_f(hi)})"
+    if name in ("add", "sub", "mul", "div") and len(args) >= 2:
+        y = a[1] if a[1] is not None else (_f(args[1]) if isinstance(args[1], (int, float)) else None)
+        if y is None or kwargs.get("rounding_mode") is not None:
+            return None
+        alpha = kwargs.get("alpha", 1)
+        if alpha != 1:
+            y = f"{_f(alpha)}*({y})"
+        return f"({x} {dict(add='+', sub='-', mul='*', div='/')[name]} {y})"
+    return None
+
+
+def _expression(calls, input_names, inputs, outputs):
+    """The forward as one C expression over the inputs, or None."""
+    known = {id(t): n for n, t in zip(input_names, inputs)}
+    out_shape = tuple(outputs[0].shape)
+    for func, args, kwargs, out in calls:
+        name = func._overloadpacket.__name__
+        tensors = [x for x in args if isinstance(x, torch.Tensor)]
+        if any(id(t) not in known for t in tensors) or not isinstance(out, torch.Tensor):
+            return None
+        if any(tuple(t.shape) != out_shape and t.dim() > 1 for t in tensors):
+            return None
+        texts = [known.get(id(x)) if isinstance(x, torch.Tensor) else None for x in args]
+        if func.is_view:
+            if tuple(out.shape) != tuple(tensors[0].shape):
+                return None
+            known[id(out)] = texts[0]
+            continue
+        e = _translate(name, texts, args, kwargs)
+        if e is None:
+            return None
+        known[id(out)] = e
+    return known.get(id(outputs[0]))
+
+
+def classify(base, input_names):
+    """(class, template map) of a probe at the base point; input_names:
+    the operator's inputs (forward's, then the module state's)."""
+    calls = [c for c in base["calls"] if not c[0].is_view]
+    names = [c[0]._overloadpacket.__name__ for c in calls]
+    pointwise = [torch.Tag.pointwise in c[0].tags for c in calls]
+    matmuls = sum(n in MATMUL for n in names)
+    if any(n in CONV for n in names):
+        return "conv", {}
+    if matmuls == 1:
+        return "matmul", {}
+    if matmuls > 1:
+        return "custom", {}
+    if any(n in POOL for n in names):
+        return "pooling", {}
+    if any(n in SCAN for n in names):
+        return "scan", {}
+    rest = [n for n, p in zip(names, pointwise) if not p and n not in ("empty", "empty_like", "copy_", "clone")]
+    if not rest:
+        expr = None
+        if len(base["outputs"]) == 1:
+            inputs = list(base["inputs_raw"]) + [t for _, t in base["state_raw"]]
+            expr = _expression(base["calls"], input_names, inputs, base["outputs_raw"])
+        return "elementwise", ({"expr": expr} if expr else {})
+    if all(n in REDUCE for n in rest):
+        if names == ["_softmax"] and len(base["inputs"]) == 1 and len(base["inputs"][0][0]) == 2 \
+                and calls[0][1][1] in (-1, 1) and not base["state"]:
+            return "row_reduction", {"reduction": "softmax"}
+        return "row_reduction", {}
+    return "custom", {}
