@@ -22,7 +22,7 @@ for b in "$DEST"/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
 cp -r "$ROOT/config" "$ROOT/knowledge" "$ROOT/data" "$ROOT/bench" "$DEST/"
 cp -r "$ROOT/src/abi" "$DEST/src/"
 # The PyTorch baselines' runner (the evaluator runs it with the GPU node's python3).
-mkdir -p "$DEST/src/eval" && cp "$ROOT/src/eval/torch_baseline.py" "$DEST/src/eval/"
+mkdir -p "$DEST/src/eval" && cp "$ROOT/src/eval/torch_baseline.py" "$ROOT/src/eval/torch_entry.py" "$DEST/src/eval/"
 # oneDNN (the CPU baseline conv1d checks large shapes against) when installed
 # here: headers and library, compressed (the library alone is 38 MB).
 if [ -f /usr/include/dnnl.hpp ]; then

@@ -24,7 +24,8 @@ def main():
     shutil.copytree(os.path.join(root, "src", "abi"), os.path.join(dest, "src", "abi"))
     # The PyTorch baseline runner the evaluator starts (data_root()/src/eval).
     os.makedirs(os.path.join(dest, "src", "eval"))
-    shutil.copy(os.path.join(root, "src", "eval", "torch_baseline.py"), os.path.join(dest, "src", "eval"))
+    for f in ("torch_baseline.py", "torch_entry.py"):
+        shutil.copy(os.path.join(root, "src", "eval", f), os.path.join(dest, "src", "eval"))
     ops = os.path.join(dest, "config", "operators")
     for op, pts in shapes.items():
         path = os.path.join(ops, op + ".yaml")
