@@ -109,7 +109,7 @@ typename Inspector::result_type inspect(Inspector& f, eval_request& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
-  return f(caf::meta::type_name("eval_result"), x.id, x.rank, x.error, x.status, x.fitness, x.reason, x.baseline, x.shapes,
+  return f(caf::meta::type_name("eval_result"), x.id, x.rank, x.error, x.status, x.fitness, x.reason, x.baseline, x.fitness_over, x.shapes,
            x.seconds);
 }
 template <class Inspector>

@@ -43,6 +43,7 @@ struct evaluator_options {
   // disk. Unset: on where the backend has a PyTorch (cpu, cuda); never on
   // mtia_emu.
   std::optional<bool> torch_baselines;
+  std::optional<bool> torch_compile;     // unset: where the backend has it (cpu, cuda)
   // What the fitness is a speedup over: "torch" (the faster of eager and
   // torch.compile), "baseline" (the backend's plain baseline); empty: torch
   // where PyTorch is timed, else baseline (said once per task).

@@ -273,9 +273,15 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
     return sv;
   }
   if (fitness_torch_ && sv.fitness_speedup <= 0) {
+    // The yardstick is broken (a wrong or failing `torch`): an error of the
+    // operator, not of the candidate.
     sv.result = status::skipped;
     sv.reason = "PyTorch could not be timed at this shape (eager: " + sv.torch_eager.note + "; compile: " +
-                sv.torch_compile.note + "), and the fitness is a speedup over it";
+                (sv.torch_compile.note.empty() ? std::string("off") : sv.torch_compile.note) +
+                "), and the fitness is a speedup over it";
+    baseline_error_ = error{errc::invalid_input, op_.file.string() + ": operator '" + op_.name + "' at shape '" +
+                                                     ps.inst.shape_name + "': " + sv.reason +
+                                                     " (fix its 'torch', or use 'fitness: baseline')"};
     return sv;
   }
   if (sv.speedup > op_.max_speedup || (sv.baseline.runs == 0 && sv.fitness_speedup > op_.max_speedup)) {

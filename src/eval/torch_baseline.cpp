@@ -53,7 +53,7 @@ fs::path scratch_root(size_t bytes) {
 
 // One mode's result (the runner wrote <mode>.json): its time, or a note
 // saying why it has none.
-side_baseline read_mode(const torch_settings& s, const fs::path& dir, const std::string& mode,
+side_baseline read_mode(const torch_settings&, const fs::path& dir, const std::string& mode,
                         const spec::problem_instance& inst, const output_checker& check, const std::string& run_failure) {
   side_baseline b;
   auto text = read_file(dir / (mode + ".json"));
@@ -233,7 +233,7 @@ void evaluator::configure_torch() {
     log::info("PyTorch baselines of {} {}", op_.name, torch_note_);
     return;
   }
-  torch_.compile = be.torch_compile;
+  torch_.compile = options_.torch_compile.value_or(be.torch_compile);
   torch_.threads = data_->threads();
   torch_version_ = torch_version(torch_.python) + ", " + torch_.device;
   torch_.rotation_bytes = options_.rotation_bytes;

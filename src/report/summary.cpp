@@ -16,6 +16,7 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
     task_summary s;
     s.task = t.id;
     s.baseline = t.baseline;
+    s.fitness_over = t.fitness_over.empty() ? "× baseline (" + t.baseline + ")" : t.fitness_over;
     s.seconds = t.seconds_spent;
     s.stop_reason = t.stop_reason;
     std::map<std::string, int> failures;
@@ -47,17 +48,19 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
         break;
       }
     double worst = -1;
-    double log_eager = 0, log_compile = 0;
-    int n_eager = 0, n_compile = 0;
+    double log_eager = 0, log_compile = 0, log_base = 0;
+    int n_eager = 0, n_compile = 0, n_base = 0;
     for (const auto& m : t.measurements) {
       if (m.node != s.best_node || m.holdout) continue;
       worst = worst < 0 ? m.roofline_fraction : std::min(worst, m.roofline_fraction);
       if (m.candidate_median_s <= 0) continue;
+      if (m.baseline_median_s > 0) log_base += std::log(m.baseline_median_s / m.candidate_median_s), ++n_base;
       if (m.torch_eager_median_s > 0) log_eager += std::log(m.torch_eager_median_s / m.candidate_median_s), ++n_eager;
       if (m.torch_compile_median_s > 0) log_compile += std::log(m.torch_compile_median_s / m.candidate_median_s), ++n_compile;
     }
     s.best_roofline = std::max(0.0, worst);
     s.best_vs_eager = n_eager ? std::exp(log_eager / n_eager) : 0.0;
+    s.best_vs_baseline = n_base ? std::exp(log_base / n_base) : 0.0;
     s.best_vs_compile = n_compile ? std::exp(log_compile / n_compile) : 0.0;
     out.push_back(std::move(s));
   }
@@ -75,18 +78,19 @@ std::string times(double x) { return x > 0 ? fmt::format("{:.2f}x", x) : "-"; }
 // The PyTorch columns appear when some task has PyTorch times.
 std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
   const bool torch = any_torch(s);
-  std::vector<std::vector<std::string>> r = {{"task", "best speedup", "roofline", "evaluations", "correct",
-                                              "to 90% of best", "failures", "time", "stopped because"}};
-  if (torch) r[0].insert(r[0].begin() + 2, {"vs torch eager", "vs torch.compile"});
+  std::vector<std::vector<std::string>> r = {{"task", "best speedup", "over", "vs baseline", "roofline", "evaluations",
+                                              "correct", "to 90% of best", "failures", "time", "stopped because"}};
+  if (torch) r[0].insert(r[0].begin() + 4, {"vs torch eager", "vs torch.compile"});
   for (const auto& t : s) {
     r.push_back({t.task,
                  t.best_speedup > 0 || t.compile_only == 0 ? times(t.best_speedup)
                                                            : fmt::format("- ({} compile_only: not run)", t.compile_only),
+                 t.over_torch() ? "PyTorch" : "baseline", times(t.best_vs_baseline),
                  t.best_speedup > 0 ? fmt::format("{:.0f}%", t.best_roofline * 100) : "-", std::to_string(t.evaluations),
                  std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
                  t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
                  t.stop_reason.empty() ? "(running)" : t.stop_reason});
-    if (torch) r.back().insert(r.back().begin() + 2, {times(t.best_vs_eager), times(t.best_vs_compile)});
+    if (torch) r.back().insert(r.back().begin() + 4, {times(t.best_vs_eager), times(t.best_vs_compile)});
   }
   return r;
 }
@@ -104,15 +108,31 @@ double geomean_best_speedup(const std::vector<task_summary>& s) {
   return n ? std::exp(sum / n) : 0.0;
 }
 
+static std::string headline(const std::vector<task_summary>& s) {
+  int beaten = 0, torch = 0, with_base = 0;
+  double log_base = 0;
+  for (const auto& t : s) {
+    beaten += t.best_speedup > 1.0;
+    torch += t.over_torch();
+    if (t.best_vs_baseline > 0) log_base += std::log(t.best_vs_baseline), ++with_base;
+  }
+  const double g = geomean_best_speedup(s);
+  const std::string over = torch == int(s.size()) ? "PyTorch (the faster of eager and torch.compile)"
+                           : torch == 0          ? "their baseline"
+                                                 : fmt::format("PyTorch ({} tasks) or their baseline (where PyTorch is not timed: {} tasks)",
+                                                               torch, int(s.size()) - torch);
+  std::string out = fmt::format("{} of {} tasks beat {}; geometric mean of the best speedups: {}", beaten, s.size(), over,
+                                g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+  if (torch > 0 && g > 0) out += fmt::format(" ({}{})", torch == int(s.size()) ? "× PyTorch" : "mixed",
+                                              with_base ? fmt::format("; × the plain baselines: {:.2f}x", std::exp(log_base / with_base)) : "");
+  return out + "\n";
+}
+
 std::string summary_text(const std::vector<task_summary>& s) {
   std::string out = text_table(rows(s));
-  int beaten = 0;
-  for (const auto& t : s) beaten += t.best_speedup > 1.0;
   int64_t compile_only = 0;
   for (const auto& t : s) compile_only += t.compile_only;
-  const double g = geomean_best_speedup(s);
-  out += fmt::format("\n{} of {} tasks beat their baseline; geometric mean of the best speedups: {}\n", beaten, s.size(),
-                     g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+  out += "\n" + headline(s);
   if (compile_only > 0)
     out += fmt::format("{} kernels were compile_only: compiled and checked for a device no evaluator has, never run, "
                        "no speedup\n", compile_only);
@@ -132,15 +152,13 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
       out += "\n";
     }
   }
-  const double g = geomean_best_speedup(s);
-  out += "\nGeometric mean of the best speedups: " +
-         (g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)")) + "\n";
+  out += "\n" + headline(s);
   return out;
 }
 
 std::string summary_csv(const std::vector<task_summary>& s) {
   const bool torch = any_torch(s);
-  std::string out = "task,baseline,best_speedup,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only";
+  std::string out = "task,baseline,best_speedup,fitness_over,best_vs_baseline,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only";
   out += torch ? ",best_vs_torch_eager,best_vs_torch_compile\n" : "\n";
   auto q = [](const std::string& x) {
     std::string y = "\"";
@@ -148,8 +166,8 @@ std::string summary_csv(const std::vector<task_summary>& s) {
     return y + "\"";
   };
   for (const auto& t : s) {
-    out += fmt::format("{},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}", q(t.task), q(t.baseline), t.best_speedup,
-                       t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
+    out += fmt::format("{},{},{:.4f},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}", q(t.task), q(t.baseline), t.best_speedup,
+                       q(t.fitness_over), t.best_vs_baseline, t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
                        q(t.stop_reason), t.compile_only);
     out += torch ? fmt::format(",{:.4f},{:.4f}\n", t.best_vs_eager, t.best_vs_compile) : "\n";
   }

@@ -1,4 +1,5 @@
-// The end-of-sweep summary, per task: best speedup over the baseline, its
+// The end-of-sweep summary, per task: best speedup (× PyTorch, the faster of
+// eager and torch.compile, where PyTorch was timed; else × the baseline), its
 // roofline fraction, evaluations, failures by status, time. The same table
 // as text, Markdown and CSV, from a running sweep or any store.
 #pragma once
@@ -18,6 +19,9 @@ struct task_summary {
   int64_t compile_only = 0;   // compiled for a device the evaluators lack: no speedup, not failures
   std::string failures;       // "compile_failed 2, wrong_result 1"
   double best_speedup = 0.0;  // fitness of the best node, 0 if none correct
+  std::string fitness_over;   // what best_speedup is over: "× PyTorch (...)" or "× baseline (...)"
+  bool over_torch() const { return fitness_over.rfind("× PyTorch", 0) == 0; }
+  double best_vs_baseline = 0.0;  // the best node's geomean over the plain baseline; 0: none timed
   double best_roofline = 0.0;  // worst timed shape of the best node
   // The best node's geometric-mean speedup over PyTorch eager and
   // torch.compile at the timed shapes where they were measured; 0: none.

@@ -1,9 +1,17 @@
 #include "spec/operator_spec.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 
 namespace kevolve::spec {
+
+void operator_spec::set_torch_expression(const std::string& expression) {
+  torch = expression;
+  torch_file.clear();
+  torch_entry = expression.empty() ? std::string() : nlohmann::json{{"expression", expression}}.dump();
+}
 
 const variant* operator_spec::find_variant(const std::string& n) const {
   for (const auto& v : variants)

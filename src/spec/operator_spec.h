@@ -108,6 +108,8 @@ struct operator_spec {
   // as JSON text; empty: the operator has no PyTorch version.
   std::string torch_entry;
   bool has_torch() const { return !torch_entry.empty(); }
+  // Gives the operator the expression form of `torch` (empty: none).
+  void set_torch_expression(const std::string& expression);
   // No `reference`: PyTorch in fp64 is the reference.
   bool torch_reference() const { return reference.empty(); }
   std::vector<std::string> allowed_libraries;

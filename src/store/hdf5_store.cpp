@@ -48,6 +48,7 @@ void write_task(H5::Group& tasks, size_t index, const task_record& t, const stor
   write_string_attribute(g, "variant", t.variant);
   write_string_attribute(g, "backend", t.backend);
   write_string_attribute(g, "baseline", t.baseline);
+  write_string_attribute(g, "fitness_over", t.fitness_over);
   write_string_attribute(g, "stop_reason", t.stop_reason);
   write_attribute(g, "seconds_spent", H5::PredType::NATIVE_DOUBLE, &t.seconds_spent);
   write_attribute(g, "rng_state", H5::PredType::NATIVE_UINT64, t.search.random.data(), 4);
@@ -159,6 +160,7 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   t.variant = read_string_attribute(g, where, "variant");
   t.backend = read_string_attribute(g, where, "backend");
   t.baseline = read_string_attribute(g, where, "baseline");
+  t.fitness_over = g.attrExists("fitness_over") ? read_string_attribute(g, where, "fitness_over") : "";
   t.stop_reason = read_string_attribute(g, where, "stop_reason");
   read_attribute(g, where, "seconds_spent", H5::PredType::NATIVE_DOUBLE, &t.seconds_spent);
   read_attribute(g, where, "rng_state", H5::PredType::NATIVE_UINT64, t.search.random.data(), 4);

@@ -95,6 +95,9 @@ struct task_record {
   std::string variant;
   std::string backend;
   std::string baseline;       // the baseline's display name
+  // What fitness (and the summary's best speedup) is a speedup over:
+  // "× PyTorch (...)" or "× baseline (...)"; stores before it: the baseline.
+  std::string fitness_over;
   std::string stop_reason;    // "" while running
   double seconds_spent = 0.0;  // wall time of this task's search so far
   search::search_engine::snapshot search;  // nodes (with code), RNG, counters

@@ -142,6 +142,7 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
   out.reason = v->reason;
   if (v->result == eval::status::compile_failed) out.reason += "\n" + v->compile.diagnostics.substr(0, 4000);
   out.baseline = (*e)->evaluator->baseline_name();
+  out.fitness_over = eval::describe_fitness(*v);
   for (const auto& s : v->shapes) {
     store::shape_measurement m;
     m.node = request.node;

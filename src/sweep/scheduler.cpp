@@ -375,6 +375,7 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   if (!eval::parse_status(result.status, st))
     return make_error(errc::internal, "task " + task.id + ": unknown verdict status '" + result.status + "'");
   task.baseline = result.baseline;
+  if (!result.fitness_over.empty()) task.fitness_over = result.fitness_over;
   t->spent += std::max(0.001, result.seconds);
   const search::node_id best_before = t->engine->best();
   const double before = best_before == search::kNoNode ? 0.0 : t->engine->nodes().at(best_before).fitness;

@@ -45,6 +45,7 @@ struct eval_result {
   double fitness = 0.0;
   std::string reason;
   std::string baseline;  // the baseline's display name
+  std::string fitness_over;  // what the fitness is a speedup over (eval::describe_fitness)
   std::vector<store::shape_measurement> shapes;
   double seconds = 0.0;  // spent evaluating on the rank (building the task's evaluator excluded)
 };

@@ -54,6 +54,32 @@ def listing(d):
     return sorted(str(p.relative_to(d)) for p in Path(d).rglob("*"))
 
 
+class OpsValidateRunsThePyTorchVersion(unittest.TestCase):
+    """`kevolve ops validate` runs an operator's `torch` at its holdout shapes (the
+    project's PyTorch): each broken one in tests/data/bad_torch/ exits 2 naming the
+    file and what is wrong; an operator from PyTorch alone validates."""
+    CASES = {"nondeterministic": "non-deterministic: two runs on the same inputs",
+             "wrong_shape": "has shape [37, 3], the operator's is [37, 1003]",
+             "wrong_dtype": "is torch.float64, the operator's is fp32",
+             "raises": "AttributeError: module 'torch' has no attribute 'no_such_function'",
+             "disagrees": "disagrees with its C++ reference at shape"}
+
+    def test_broken_pytorch_versions_exit_2_and_say_why(self):
+        for name, why in self.CASES.items():
+            f = DATA / "bad_torch" / f"{name}.yaml"
+            with self.subTest(name):
+                p = kevolve("ops", "validate", f)
+                self.assertEqual(p.returncode, 2, describe(p))
+                self.assertIn(str(f), p.stderr)
+                self.assertIn(why, p.stderr)
+
+    def test_an_operator_from_pytorch_alone_validates(self):
+        for f in (ROOT / "config" / "operators" / "swiglu.yaml", DATA / "operators" / "ts_swiglu.yaml"):
+            p = kevolve("ops", "validate", f)
+            self.assertEqual(p.returncode, 0, describe(p))
+            self.assertIn("ok:", p.stdout)
+
+
 class Help(unittest.TestCase):
     def test_help_exits_0_and_names_the_commands(self):
         p = kevolve("--help")

@@ -30,6 +30,7 @@ search:
   memory: adaptive
   stop: {max_evaluations: 4, stagnation: 4}
 evaluator:
+  torch_baselines: off  # PyTorch as the yardstick has its own tests (test_run.py, torch_baseline_test)
   budget: 0.05
   timeout_ms: 5000
 checkpoint:

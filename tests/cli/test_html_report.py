@@ -105,6 +105,7 @@ search:
   memory: adaptive
   stop: {{max_evaluations: {max_evaluations}, stagnation: {max_evaluations}}}
 evaluator:
+  torch_baselines: off  # PyTorch as the yardstick has its own tests (test_run.py, torch_baseline_test)
   budget: 0.03
   timeout_ms: 5000
 checkpoint:

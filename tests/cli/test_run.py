@@ -44,6 +44,7 @@ search:
   memory: adaptive
   stop: {{max_evaluations: {max_evaluations}, stagnation: {max_evaluations}}}
 evaluator:
+  torch_baselines: off  # PyTorch as the yardstick has its own tests (test_run.py, torch_baseline_test)
   budget: 0.05
   timeout_ms: 5000
 checkpoint:
@@ -94,6 +95,31 @@ class SmallSweep(unittest.TestCase):
             self.assertEqual(p.returncode, 0, describe(p))
             rows = read_summary_csv(Path(d) / "silu.summary.csv")
             self.assertGreater(float(rows[0]["best_speedup"]), 1.0, rows)
+
+
+class FromPyTorch(unittest.TestCase):
+    def test_an_operator_declared_by_a_torch_line_alone_is_searched_and_beats_pytorch(self):
+        """ts_swiglu has a YAML and a `torch:` line, no C++: PyTorch (fp64) is its
+        reference and the faster of eager and torch.compile its yardstick; the builtin
+        synthesizer's elementwise template beats it on this CPU."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "swiglu.yaml"
+            cfg.write_text(sweep_yaml(["ts_swiglu"], max_evaluations=5).replace("torch_baselines: off", "torch_baselines: on"))
+            p = kevolve("run", cfg, "--store", "swiglu.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            rows = read_summary_csv(Path(d) / "swiglu.summary.csv")
+            self.assertEqual(len(rows), 1, rows)
+            self.assertTrue(rows[0]["fitness_over"].startswith("× PyTorch"), rows)
+            self.assertGreater(float(rows[0]["best_speedup"]), 1.0, rows)
+            self.assertGreater(float(rows[0]["best_vs_torch_eager"]), 0.0, rows)
+            self.assertGreater(float(rows[0]["best_vs_torch_compile"]), 0.0, rows)
+            self.assertAlmostEqual(float(rows[0]["best_speedup"]),
+                                   min(float(rows[0]["best_vs_torch_eager"]), float(rows[0]["best_vs_torch_compile"])),
+                                   delta=0.05 * float(rows[0]["best_speedup"]))
+            self.assertIn("tasks beat PyTorch (the faster of eager and torch.compile)", p.stdout)
+            with h5py.File(Path(d) / "swiglu.h5", "r") as f:
+                over = f["tasks"]["0"].attrs["fitness_over"]
+                self.assertTrue((over.decode() if isinstance(over, bytes) else over).startswith("× PyTorch"), over)
 
 
 class WarmStart(unittest.TestCase):

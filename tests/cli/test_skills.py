@@ -37,6 +37,7 @@ search:
   memory: adaptive
   stop: {{max_evaluations: {evals}, stagnation: {evals}}}
 evaluator:
+  torch_baselines: off  # PyTorch as the yardstick has its own tests (test_run.py, torch_baseline_test)
   budget: 0.05
   timeout_ms: 10000
 """

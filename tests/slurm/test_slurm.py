@@ -50,6 +50,7 @@ search:
   max_in_flight: 1
   stop: {{max_evaluations: {max_evaluations}}}
 evaluator:
+  torch_baselines: off  # PyTorch as the yardstick has its own tests (test_run.py, torch_baseline_test)
   threads: 1
   budget: 0.03
   timeout_ms: 5000

@@ -43,6 +43,10 @@ inline eval::evaluator_options fast_options() {
   o.call_timeout = std::chrono::milliseconds(1500);
   o.memory_limit_bytes = uint64_t(512) << 20;
   o.ncu = false;  // the profiling pass has its own test (cuda_ncu_test.cpp)
+  // PyTorch (on by default on cpu and cuda) has its own tests
+  // (torch_baseline_test.cpp, torch_reference_test.cpp): here, fitness over
+  // the baseline.
+  o.torch_baselines = false;
   return o;
 }
 

@@ -36,7 +36,7 @@ class SweepSpec : public ::testing::Test {
 TEST_F(SweepSpec, TheQuickstartLoadsWithEveryOperator) {
   auto s = load_sweep(data_root() / "config" / "quickstart.yaml");
   ASSERT_TRUE(s.has_value()) << s.error().message;
-  EXPECT_EQ(s->operators.size(), 12u);
+  EXPECT_EQ(s->operators.size(), 13u);
   EXPECT_EQ(s->search.policy.name, "uct");
   EXPECT_GT(s->search.stop.max_evaluations, 0);
   EXPECT_EQ(s->backends, (std::vector<std::string>{"cpu", "mtia_emu"}));
