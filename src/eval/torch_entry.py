@@ -24,6 +24,7 @@ The C++ side (src/eval/torch_baseline.cpp) passes this as the manifest's
 import importlib.util
 import math
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +41,8 @@ def load_file(path):
         if spec is None or spec.loader is None:
             raise ValueError(f"{path}: cannot be loaded as a Python file")
         mod = importlib.util.module_from_spec(spec)
+        # Registered, so torch.compile (dynamo) can import the module's code by name.
+        sys.modules[name] = mod
         spec.loader.exec_module(mod)
         _modules[path] = mod
     return _modules[path]

@@ -29,6 +29,15 @@ class Source:
             raise SourceError(f"is not valid Python (line {e.lineno}: {e.msg})")
         self.code = [compile(ast.Module(body=[s], type_ignores=[]), self.path, "exec") for s in self.tree.body]
         self.bound = [self._bound_names(s) for s in self.tree.body]
+        # Literal tuples of integers (input_shape = (32768,)): their items are
+        # size globals of their own, named <name>_<index>.
+        self.items = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Tuple) \
+                    and all(isinstance(e, ast.Constant) and type(e.value) is int for e in stmt.value.elts):
+                for i in range(len(stmt.value.elts)):
+                    self.items[f"{stmt.targets[0].id}_{i}"] = (stmt.targets[0].id, i)
 
     @staticmethod
     def _bound_names(stmt):
@@ -49,6 +58,9 @@ class Source:
             exec(code, ns)
             for n in bound & set(overrides):
                 ns[n] = overrides[n]
+            for item, (n, i) in self.items.items():
+                if n in bound and item in overrides:
+                    ns[n] = tuple(overrides[item] if j == i else x for j, x in enumerate(ns[n]))
         return ns
 
     def check(self, ns):
@@ -72,4 +84,7 @@ class Source:
                 v = ns.get(n)
                 if type(v) is int and v >= MIN_SIZE and not STRUCTURAL.search(n.lower()) and n not in out:
                     out[n] = v
+                for item, (tn, i) in self.items.items():
+                    if tn == n and ns[n][i] >= MIN_SIZE and not STRUCTURAL.search(n.lower()):
+                        out[item] = ns[n][i]
         return out
