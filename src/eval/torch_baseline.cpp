@@ -17,6 +17,7 @@
 #include "eval/evaluator.h"
 #include "eval/stats.h"
 #include "eval/task_data.h"
+#include "eval/torch_process.h"
 
 namespace kevolve::eval {
 namespace {
@@ -99,25 +100,55 @@ side_baseline read_mode(const torch_settings&, const fs::path& dir, const std::s
   return b;
 }
 
-// Runs the runner in `mode` (times: eager then compile), then reads `first`.
-side_baseline run_mode(const torch_settings& s, const fs::path& dir, const std::string& mode, const std::string& first,
-                       const spec::problem_instance& inst, const output_checker& check) {
+// The timing process of (interpreter, device): started at the first
+// request, restarted after one died or timed out.
+struct shared_timer {
+  std::mutex m;
+  std::unique_ptr<torch_process> proc;
+};
+
+torch_times time_in_shared_process(const torch_settings& s, const nlohmann::json& manifest, const fs::path& inputs_dir,
+                                   const spec::problem_instance& inst, const output_checker& check) {
+  static std::mutex registry_mutex;
+  static std::map<std::string, std::unique_ptr<shared_timer>> timers;
+  shared_timer* timer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto& slot = timers[s.python.string() + "|" + s.device];
+    if (!slot) slot = std::make_unique<shared_timer>();
+    timer = slot.get();
+  }
+  std::lock_guard<std::mutex> lock(timer->m);
+  torch_times t;
+  if (!timer->proc || !timer->proc->alive()) {
+    auto p = torch_process::start(s.python, s.threads, true);
+    if (!p) {
+      t.eager.note = t.compile.note = "unavailable: " + p.error().message;
+      return t;
+    }
+    timer->proc = std::move(*p);
+  }
+  // The inputs stay where they were written; the answers come back in the
+  // process's own directory.
+  nlohmann::json req = manifest;
+  req["op"] = "time";
+  for (auto& in : req["inputs"]) in["file"] = (inputs_dir / in["file"].get<std::string>()).string();
   const auto limit = s.compile ? s.compile_timeout : s.eager_timeout;
-  subprocess_options o = timeout_options(limit);
-  o.env = torch_environment(s.python, dir, s.threads);
-  o.cwd = dir.string();
-  auto r = run_subprocess({s.python.string(), runner().string(), dir.string(), mode}, o);
-  side_baseline b;
-  if (!r) {
-    b.note = "unavailable: " + r.error().message;
-    return b;
+  auto answer = timer->proc->request(req, limit);
+  if (!answer) {
+    t.eager.note = t.compile.note = "unavailable: " + answer.error().message;
+    return t;
   }
-  if (!r->ok()) {
-    b.note = "unavailable: " + failure(*r, limit);
-    return b;
+  if (!answer->value("ok", false)) {
+    t.eager.note = t.compile.note = "unavailable: " + answer->value("reason", std::string("no reason given"));
+    return t;
   }
-  return read_mode(s, dir, first, inst, check, "");
+  t.eager = read_mode(s, timer->proc->dir(), "eager", inst, check, "");
+  if (s.compile) t.compile = read_mode(s, timer->proc->dir(), "compile", inst, check, t.eager.note);
+  return t;
 }
+
+
 
 }  // namespace
 
@@ -208,9 +239,9 @@ torch_times measure_torch(const torch_settings& s, const spec::operator_spec& op
     t.eager.note = t.compile.note = "unavailable: cannot write the inputs to " + dir->path().string();
     return t;
   }
-  // One process times both (one import of torch, one start of inductor).
-  t.eager = run_mode(s, dir->path(), "times", "eager", inst, check);
-  if (s.compile) t.compile = read_mode(s, dir->path(), "compile", inst, check, t.eager.note);
+  // One long-lived process per (interpreter, device) times every shape of
+  // every task (torch and inductor start once), one request at a time.
+  t = time_in_shared_process(s, manifest, dir->path(), inst, check);
   return t;
 }
 

@@ -4,7 +4,9 @@
 usage: torch_baseline.py DIR MODE      (MODE: eager | compile | times | probe | serve)
 
 MODE times runs eager, then compile, in one process (one import of torch).
-MODE serve answers requests, one JSON object per line on stdin, one answer per
+MODE serve answers requests (a request {"op": "time", ...manifest} does what
+MODE times does, with the manifest in the request; the evaluator keeps one
+such process per device for all its tasks, so torch and inductor start once), one JSON object per line on stdin, one answer per
 line on stdout (src/eval/torch_process.cpp):
   {"op": "run", "torch": entry, "device", "dtype": "fp64"|"fp32"|"native",
    "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [{"name", "dtype", "shape"}],
@@ -212,6 +214,22 @@ def serve_one(d, req):
     return {"ok": True, "outputs": files, "deterministic": same}
 
 
+def time_one(d, req):
+    """One request {"op": "time", ...manifest}: eager, then compile, as MODE
+    times does, with the results in DIR/eager.json and DIR/compile.json."""
+    for mode in ("eager", "compile"):
+        path = os.path.join(d, mode + ".json")
+        if os.path.exists(path):
+            os.remove(path)
+    for mode in ("eager", "compile"):
+        if mode == "compile" and not req.get("compile", True):
+            continue
+        run_mode(d, req, mode)
+    if req.get("device") == "cuda":
+        torch.cuda.empty_cache()  # the GPU's memory is the candidates'
+    return {"ok": True}
+
+
 def serve(d):
     no_tf32()
     for line in sys.stdin:
@@ -220,7 +238,7 @@ def serve(d):
         try:
             req = json.loads(line)
             torch.set_num_threads(max(1, int(req.get("threads", 1))))
-            answer = serve_one(d, req)
+            answer = time_one(d, req) if req.get("op") == "time" else serve_one(d, req)
         except Exception as e:  # the evaluator reports it
             answer = {"ok": False, "reason": reason(e)}
         sys.stdout.write(json.dumps(answer) + "\n")

@@ -89,6 +89,7 @@ json summary_json(const task_summary& s, const store::task_record& t) {
   return {{"task", s.task},
           {"baseline", s.baseline},
           {"best_speedup", s.best_speedup},
+          {"fitness_over", s.fitness_over},
           {"best_roofline_fraction", s.best_roofline},
           {"best_vs_torch_eager", s.best_vs_eager},
           {"best_vs_torch_compile", s.best_vs_compile},
