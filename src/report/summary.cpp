@@ -108,24 +108,32 @@ double geomean_best_speedup(const std::vector<task_summary>& s) {
   return n ? std::exp(sum / n) : 0.0;
 }
 
+// One line per yardstick: the tasks whose best speedups are × PyTorch,
+// then those × their baseline (where PyTorch is not timed).
 static std::string headline(const std::vector<task_summary>& s) {
-  int beaten = 0, torch = 0, with_base = 0;
-  double log_base = 0;
-  for (const auto& t : s) {
-    beaten += t.best_speedup > 1.0;
-    torch += t.over_torch();
-    if (t.best_vs_baseline > 0) log_base += std::log(t.best_vs_baseline), ++with_base;
+  std::string out;
+  for (const bool torch : {true, false}) {
+    std::vector<task_summary> group;
+    for (const auto& t : s)
+      if (t.over_torch() == torch) group.push_back(t);
+    if (group.empty()) continue;
+    int beaten = 0, with_base = 0;
+    double log_base = 0;
+    for (const auto& t : group) {
+      beaten += t.best_speedup > 1.0;
+      if (t.best_vs_baseline > 0) log_base += std::log(t.best_vs_baseline), ++with_base;
+    }
+    const double g = geomean_best_speedup(group);
+    const bool mixed = group.size() != s.size();
+    const std::string over = torch ? "PyTorch (the faster of eager and torch.compile)"
+                                   : mixed ? "their baseline (where PyTorch is not timed)" : "their baseline";
+    out += fmt::format("{} of {} tasks beat {}; geometric mean of the best speedups: {}", beaten, group.size(), over,
+                       g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
+    if (torch && g > 0)
+      out += with_base ? fmt::format(" (× PyTorch; × the plain baselines: {:.2f}x)", std::exp(log_base / with_base)) : " (× PyTorch)";
+    out += "\n";
   }
-  const double g = geomean_best_speedup(s);
-  const std::string over = torch == int(s.size()) ? "PyTorch (the faster of eager and torch.compile)"
-                           : torch == 0          ? "their baseline"
-                                                 : fmt::format("PyTorch ({} tasks) or their baseline (where PyTorch is not timed: {} tasks)",
-                                                               torch, int(s.size()) - torch);
-  std::string out = fmt::format("{} of {} tasks beat {}; geometric mean of the best speedups: {}", beaten, s.size(), over,
-                                g > 0 ? fmt::format("{:.2f}x", g) : std::string("none (no task has a kernel that ran correctly)"));
-  if (torch > 0 && g > 0) out += fmt::format(" ({}{})", torch == int(s.size()) ? "× PyTorch" : "mixed",
-                                              with_base ? fmt::format("; × the plain baselines: {:.2f}x", std::exp(log_base / with_base)) : "");
-  return out + "\n";
+  return out;
 }
 
 std::string summary_text(const std::vector<task_summary>& s) {

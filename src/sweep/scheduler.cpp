@@ -8,7 +8,9 @@
 
 #include "common/fs.h"
 #include "common/hash.h"
+#include "common/log.h"
 #include "common/paths.h"
+#include "eval/backends/registry.h"
 #include "eval/status.h"
 #include "search/engine.h"
 #include "spec/operator_loader.h"
@@ -158,6 +160,15 @@ expected<void> scheduler::prepare() {
       if (!op) return tl::unexpected(op.error());
       for (size_t v = 0; v < (spec_.all_variants ? op->variants.size() : 1); ++v)
         for (const auto& backend : spec_.backends) {
+          // A backend with no yardstick for the operator (no baseline of its
+          // own, no PyTorch there) has nothing to time candidates against.
+          const eval::backend_descriptor* d = eval::find_backend(backend);
+          if (d && !op->baselines.count(d->baseline_of) && (d->torch_device.empty() || !op->has_torch())) {
+            if (v == 0)
+              log::info("{} on {}: left out of the sweep: the operator has no 'baselines.{}' and {} has no PyTorch",
+                        op->name, backend, d->baseline_of, backend);
+            continue;
+          }
           store::task_record t;
           t.op = op->name;
           t.variant = op->variants[v].name;
