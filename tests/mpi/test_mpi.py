@@ -235,7 +235,7 @@ class RankRoles(Checks):
     def test_a_backend_no_rank_serves_stops_the_job_before_the_sweep_and_says_how_to_fix_it(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = Path(d) / "roles.yaml"
-            cfg.write_text(sweep_yaml(["ts_silu"], 2).replace("backends: [cpu]", "backends: [cpu, mtia_emu]"))
+            cfg.write_text(sweep_yaml(["ts_bias_gelu"], 2).replace("backends: [cpu]", "backends: [cpu, mtia_emu]"))
             rc, out = finish(mpirun(2, "run", cfg, "--store", "s.h5", cwd=d), timeout=120)
             self.assertNotEqual(rc, 0, out[-3000:])
             self.assertIn("no evaluator rank serves backend 'mtia_emu' of the sweep (rank 1 serves cpu)", out)
