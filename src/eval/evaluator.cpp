@@ -98,7 +98,7 @@ expected<std::unique_ptr<evaluator>> evaluator::create(const spec::operator_spec
   auto timed_base = base;
   e->baseline_name_ = op.baseline.source.empty() ? "none (PyTorch only)" : op.baseline.name;
   const bool torch_yardstick = op.has_torch() && !desc.torch_device.empty() && options.fitness != "baseline" &&
-                               options.torch_baselines.value_or(true);
+                               options.torch_baselines.value_or(desc.torch_by_default);
   if (!desc.traits.host) {
     const auto it = op.baselines.find(desc.baseline_of);
     if ((it == op.baselines.end() || it->second.source.empty()) && torch_yardstick) {

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Runs an operator's PyTorch version (its YAML's `torch`) for kevolve's evaluator.
 
-usage: torch_baseline.py DIR MODE      (MODE: eager | compile | times | probe | serve)
+usage: torch_baseline.py DIR MODE      (MODE: serve | probe)
 
-MODE times runs eager, then compile, in one process (one import of torch).
-MODE serve answers requests (a request {"op": "time", ...manifest} does what
-MODE times does, with the manifest in the request; the evaluator keeps one
-such process per device for all its tasks, so torch and inductor start once), one JSON object per line on stdin, one answer per
-line on stdout (src/eval/torch_process.cpp):
-  {"op": "run", "torch": entry, "device", "dtype": "fp64"|"fp32"|"native",
-   "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [{"name", "dtype", "shape"}],
-   "params": {...}, "repeat": n}
+MODE probe prints "torch <version> cuda <0|1>" and writes nothing.
+
+MODE serve answers requests, one JSON object per line on stdin, one answer
+per line on stdout (src/eval/torch_process.cpp); tensors are raw files
+(row-major). The evaluator keeps such processes for its references (one per
+task) and for timing (one per interpreter and device, for every task, so
+torch and inductor start once).
+
+  {"op": "run", "torch": entry (src/eval/torch_entry.py), "device",
+   "dtype": "fp64"|"fp32"|"native", "inputs": [{"name", "dtype", "shape", "file"}],
+   "outputs": [{"name", "dtype", "shape"}], "params": {...}, "repeat": n, "threads"}
 computes the outputs from the inputs (float inputs as given: the evaluator
 widens them exactly to fp64 for the reference, to fp32 for the stand-in), and
 answers {"ok": true, "outputs": [files], "deterministic": bool} with each
@@ -18,23 +21,19 @@ output in DIR/out_<i>.bin (floats in "dtype"; "native": the outputs' own
 dtypes, checked), or {"ok": false, "reason"}; repeat > 1 runs it again on the
 same inputs and says whether every run gave the same bits.
 
-DIR/manifest.json, written by the evaluator (src/eval/torch_baseline.cpp):
-  {"torch": entry (src/eval/torch_entry.py), "device": "cuda"|"cpu", "threads", "rotation_bytes",
-   "max_sets", "budget_seconds", "min_runs",
-   "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [{"name", "dtype", "shape"}],
-   "params": {"name": value}}
-with each input's raw bytes (row-major, native dtype) in DIR/<file>.
-
-Writes DIR/<MODE>.json: {"ok": true, "ns": [per-call times], "outputs": [files],
-"dispatch_in_time": calls whose time may include the host's dispatch}
-with the outputs of one call on the given inputs in DIR/<MODE>_<i>.bin, for the
-evaluator to check against the operator's reference; or {"ok": false,
-"reason": ...}. It never judges the values itself. Timing follows the
-evaluator's: a warm-up pass over every input set, then calls rotating over
-copies of the inputs larger than rotation_bytes (more than the L2), each timed
-alone (on a GPU by CUDA events, with the host's dispatch kept out of the
-time: see gpu_times; on the CPU by a monotonic clock).
-MODE probe prints "torch <version> cuda <0|1>" and writes nothing.
+  {"op": "time", "torch", "device", "compile", "threads", "rotation_bytes",
+   "max_sets", "budget_seconds", "min_runs", "inputs" (absolute files),
+   "outputs", "params"}
+times eager, then torch.compile, and writes DIR/<mode>.json: {"ok": true, "ns":
+[per-call times], "outputs": [files], "dispatch_in_time": calls whose time may
+include the host's dispatch} with the outputs of one call in
+DIR/<mode>_<i>.bin, for the evaluator to check against the operator's
+reference; or {"ok": false, "reason": ...}. It never judges the values
+itself. Timing follows the evaluator's: a warm-up pass over every input set,
+then calls rotating over copies of the inputs larger than rotation_bytes
+(more than the L2), each timed alone (on a GPU by CUDA events, with the
+host's dispatch kept out of the time: see gpu_times; on the CPU by a
+monotonic clock).
 """
 import json
 import math
@@ -215,8 +214,8 @@ def serve_one(d, req):
 
 
 def time_one(d, req):
-    """One request {"op": "time", ...manifest}: eager, then compile, as MODE
-    times does, with the results in DIR/eager.json and DIR/compile.json."""
+    """One request {"op": "time", ...}: eager, then compile, with the
+    results in DIR/eager.json and DIR/compile.json."""
     for mode in ("eager", "compile"):
         path = os.path.join(d, mode + ".json")
         if os.path.exists(path):
@@ -274,15 +273,8 @@ def main():
         return 0
     if mode == "serve":
         return serve(d)
-    with open(os.path.join(d, "manifest.json")) as f:
-        m = json.load(f)
-    torch.set_num_threads(max(1, int(m["threads"])))
-    no_tf32()
-    for one in (["eager", "compile"] if mode == "times" else [mode]):
-        if one == "compile" and not m.get("compile", True):
-            continue
-        run_mode(d, m, one)
-    return 0
+    print(f"unknown mode '{mode}' (serve | probe)", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -19,11 +19,15 @@ namespace kevolve::eval {
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-expected<std::unique_ptr<torch_process>> torch_process::start(const fs::path& python, int threads, bool large) {
-  std::unique_ptr<torch_process> p(new torch_process());
+fs::path torch_scratch_root(size_t bytes) {
   std::error_code ec;
-  const bool shm = large && fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0;
-  auto dir = temp_dir::create("kevolve-torchref-", shm ? fs::path("/dev/shm") : fs::path());
+  if (bytes > (size_t(64) << 20) && fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  return {};
+}
+
+expected<std::unique_ptr<torch_process>> torch_process::start(const fs::path& python, int threads, size_t tensor_bytes) {
+  std::unique_ptr<torch_process> p(new torch_process());
+  auto dir = temp_dir::create("kevolve-torchref-", torch_scratch_root(tensor_bytes));
   if (!dir) return tl::unexpected(dir.error());
   p->dir_ = std::make_unique<temp_dir>(std::move(*dir));
   int in_pipe[2], out_pipe[2];

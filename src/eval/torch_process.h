@@ -18,11 +18,16 @@
 
 namespace kevolve::eval {
 
+// Where tensors of `bytes` pass between the evaluator and PyTorch: tmpfs
+// (/dev/shm) above 64 MiB where it is writable, else the scratch root.
+std::filesystem::path torch_scratch_root(size_t bytes);
+
 class torch_process {
  public:
   // Starts `python torch_baseline.py DIR serve` in a fresh private directory
-  // (under /dev/shm when `large`: the tensors pass through it).
-  static expected<std::unique_ptr<torch_process>> start(const std::filesystem::path& python, int threads, bool large);
+  // under torch_scratch_root(tensor_bytes): the tensors pass through it.
+  static expected<std::unique_ptr<torch_process>> start(const std::filesystem::path& python, int threads,
+                                                        size_t tensor_bytes);
   ~torch_process();
   torch_process(const torch_process&) = delete;
   torch_process& operator=(const torch_process&) = delete;

@@ -1,42 +1,18 @@
 #include "spec/operator_loader.h"
 
 #include <algorithm>
-#include <functional>
 #include <regex>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "common/paths.h"
 #include "spec/operator_baselines.h"
+#include "spec/operator_torch.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A YAML scalar or list as JSON: numbers stay numbers, other scalars strings.
-nlohmann::json yaml_to_json(const YAML::Node& n) {
-  if (n.IsSequence()) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& x : n) a.push_back(yaml_to_json(x));
-    return a;
-  }
-  const std::string s = n.Scalar();
-  if (n.Tag() != "!" ) {
-    try {
-      size_t used = 0;
-      const long long i = std::stoll(s, &used);
-      if (used == s.size()) return i;
-      const double d = std::stod(s, &used);
-      if (used == s.size()) return d;
-    } catch (const std::exception&) {
-    }
-    if (s == "true" || s == "false") return s == "true";
-  }
-  return s;
-}
 
 const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
@@ -95,7 +71,6 @@ class loader {
   void check_expressions();
   void check_resolution();
   void check_path(const YAML::Node& root, const std::string& key, const fs::path& p);
-  void read_torch(const YAML::Node& root);
 
   void check_expr(const std::string& text, const std::string& key, int line, const std::set<std::string>& allowed);
 
@@ -409,72 +384,6 @@ void loader::check_path(const YAML::Node& at, const std::string& key, const fs::
   if (!fs::is_regular_file(p)) r_.fail(at, key, "must name an existing file relative to the YAML, got \"" + p.string() + "\" (not found)");
 }
 
-void loader::read_torch(const YAML::Node& root) {
-  const YAML::Node t = r_.child(root, "torch", "torch", false);
-  if (!t.IsDefined()) return;
-  nlohmann::json entry;
-  if (t.IsScalar()) {
-    auto text = r_.string_value(root, "torch", "torch", false);
-    if (!text) return;
-    if (text->find_first_not_of(" \t\n") == std::string::npos) {
-      r_.fail(t, "torch", "must be a Python expression or function body over the inputs and params, got an empty string");
-      return;
-    }
-    op_.torch = *text;
-    entry["expression"] = *text;
-  } else if (t.IsMap()) {
-    r_.reject_unknown_keys(t, {"file", "function", "module", "init", "weights", "eval"}, "torch.");
-    auto file = r_.string_value(t, "file", "torch.file", true);
-    if (!file) return;
-    op_.torch_file = fs::absolute(file_.parent_path() / *file).lexically_normal();
-    check_path(t["file"], "torch.file", op_.torch_file);
-    entry["file"] = op_.torch_file.string();
-    const bool fn = t["function"].IsDefined(), mod = t["module"].IsDefined();
-    if (fn == mod) {
-      r_.fail(t, "torch", "needs exactly one of 'function' (called with the inputs and params) or 'module' (an nn.Module class)");
-      return;
-    }
-    if (fn) {
-      if (auto f = r_.string_value(t, "function", "torch.function", true)) entry["function"] = *f;
-      for (const char* k : {"init", "weights", "eval"})
-        if (t[k].IsDefined()) r_.fail(t[k], std::string("torch.") + k, "applies to 'module' only");
-    } else {
-      if (auto m = r_.string_value(t, "module", "torch.module", true)) entry["module"] = *m;
-      nlohmann::json init = nlohmann::json::array();
-      const YAML::Node in = t["init"];
-      if (in.IsDefined() && !in.IsSequence()) r_.fail(in, "torch.init", "must be a list of constructor arguments, got " + yaml_reader::describe(in));
-      else if (in.IsDefined())
-        for (const auto& a : in) init.push_back(yaml_to_json(a));
-      entry["init"] = init;
-      nlohmann::json weights = nlohmann::json::object();
-      const YAML::Node w = t["weights"];
-      if (w.IsDefined() && !w.IsMap()) r_.fail(w, "torch.weights", "must map input names to the module's parameters and buffers, got " + yaml_reader::describe(w));
-      else if (w.IsDefined())
-        for (const auto& kv : w) {
-          weights[kv.first.Scalar()] = kv.second.Scalar();
-          if (std::none_of(op_.inputs.begin(), op_.inputs.end(), [&](const tensor_spec& x) { return x.name == kv.first.Scalar(); }))
-            r_.fail(kv.first, "torch.weights." + kv.first.Scalar(), "names no input of the operator");
-        }
-      entry["weights"] = weights;
-      // A string in init names a param (torch_entry resolves it per shape).
-      std::function<void(const nlohmann::json&)> check_init = [&](const nlohmann::json& v) {
-        if (v.is_array())
-          for (const auto& x : v) check_init(x);
-        else if (v.is_string() &&
-                 std::none_of(op_.params.begin(), op_.params.end(), [&](const param_spec& p) { return p.name == v.get<std::string>(); }))
-          r_.fail(in, "torch.init", "names \"" + v.get<std::string>() + "\", which is no param of the operator");
-      };
-      check_init(init);
-      entry["eval"] = t["eval"].IsDefined() && t["eval"].as<bool>(false);
-    }
-  } else {
-    r_.fail(t, "torch", "must be a Python expression, or a map {file, function | module, init, weights, eval}, got " +
-                            yaml_reader::describe(t));
-    return;
-  }
-  op_.torch_entry = entry.dump();
-}
-
 void loader::check_expr(const std::string& text, const std::string& key, int line, const std::set<std::string>& allowed) {
   auto syms = expression_symbols(text);
   if (!syms) {
@@ -629,7 +538,7 @@ expected<operator_spec> loader::run() {
     if (*v <= 1) r_.fail(root["max_speedup"], "max_speedup", "must be greater than 1");
     op_.max_speedup = *v;
   }
-  read_torch(root);
+  read_torch(r_, root, file_, op_);
   // Without a C++ reference, PyTorch (in fp64) is the reference.
   if (auto ref = r_.string_value(root, "reference", "reference", !op_.has_torch())) {
     op_.reference = file_.parent_path() / *ref;
