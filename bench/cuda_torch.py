@@ -37,7 +37,7 @@ def load_torch():
         import triton as tr
         import triton.testing  # noqa: F401 - makes tr.testing available
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "eval"))
-        import torch_baseline as rn  # the evaluator's runner: the YAML expression as a function
+        import torch_entry as rn  # the evaluator's: the YAML expression as a function
         torch, triton, runner = t, tr, rn
         torch.backends.cuda.matmul.allow_tf32 = False  # fp32 operators: fp32 arithmetic, as cuBLAS's default
         torch.backends.cudnn.allow_tf32 = False
@@ -81,13 +81,13 @@ def make_args(op, s):
 
 def make_inputs(ops_dir, op, s):
     """(args, fn): the operator's `torch` expression from its YAML, as the
-    evaluator's runner (src/eval/torch_baseline.py) builds it, with the params
+    evaluator builds it (src/eval/torch_entry.py), with the params
     bound (their value expressions over the shape's symbols)."""
     spec = yaml.safe_load(open(f"{ops_dir}/{op}.yaml"))
     params = spec.get("params") or []
     values = [eval(str(p["value"]).replace("^", "**"), {}, dict(s)) for p in params]
     values = [float(v) if p["type"] == "float" else int(v) for p, v in zip(params, values)]
-    f = runner.make_function(spec["torch"], [t["name"] for t in spec["inputs"]] + [p["name"] for p in params])
+    f = runner.expression_function(spec["torch"], [t["name"] for t in spec["inputs"]] + [p["name"] for p in params])
     return make_args(op, s), lambda *a: f(*a, *values)
 
 

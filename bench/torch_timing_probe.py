@@ -18,6 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "eval"))
 import torch_baseline  # noqa: E402
+import torch_entry  # noqa: E402
 
 
 def plain_events(fn, reps=200):
@@ -41,7 +42,7 @@ def main():
         x = torch.randn(*shape, device="cuda")
     else:  # softmax's generator uniform(-60, 60)
         x = (torch.rand(*shape, device="cuda") - 0.5) * 120
-    eager = torch_baseline.make_function(expr, ["x"])
+    eager = torch_entry.expression_function(expr, ["x"])
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {expr} on {shape}, {data} data")
     with torch.no_grad():
         for mode, fn in (("eager", eager), ("compile", torch.compile(eager, dynamic=False))):
