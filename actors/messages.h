@@ -96,6 +96,13 @@ typename Inspector::result_type inspect(Inspector& f, rank_record& x) {
 }
 }  // namespace kevolve::store
 
+namespace kevolve::spec {
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shape_point& x) {
+  return f(caf::meta::type_name("shape_point"), x.name, x.values);
+}
+}  // namespace kevolve::spec
+
 namespace kevolve::sweep {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_settings& x) {
@@ -105,7 +112,7 @@ typename Inspector::result_type inspect(Inspector& f, eval_settings& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_request& x) {
   return f(caf::meta::type_name("eval_request"), x.id, x.task_id, x.op_source, x.op_hash, x.variant, x.backend, x.settings,
-           x.node, x.code);
+           x.node, x.code, x.shapes, x.best_fitness);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_result& x) {

@@ -49,8 +49,8 @@ struct evaluator_options {
   // where PyTorch is timed, else baseline (said once per task).
   std::string fitness;
   std::string python;                    // empty: python_executable()
-  // Nsight Compute counters of every verified candidate (cuda only; see
-  // backends/ncu_profiler.h), on its largest timed shape. Unset: on when ncu
+  // Nsight Compute counters of verified candidates that are a new best (cuda
+  // only; see backends/ncu_profiler.h and evaluate()), on the largest timed shape. Unset: on when ncu
   // is found; true: on, with a warning when it cannot be; false: off.
   std::optional<bool> ncu;
   // Verify at every shape, time none (fitness stays 0): correctness checks
@@ -79,8 +79,11 @@ class evaluator {
   ~evaluator();
 
   // Operational failures (a broken operator, a missing compiler) are errors;
-  // everything a candidate does wrong is a verdict.
-  expected<verdict> evaluate(const std::string& source);
+  // everything a candidate does wrong is a verdict. The Nsight Compute pass
+  // (cuda) runs on a correct candidate whose fitness is above
+  // `profile_above`: in a sweep the task's best so far, so only new bests
+  // pay for it; 0 (`kevolve eval`): every correct candidate.
+  expected<verdict> evaluate(const std::string& source, double profile_above = 0.0);
 
   const std::string& baseline_name() const { return baseline_name_; }
 
@@ -89,8 +92,11 @@ class evaluator {
   struct run_totals;
   // `last`: the candidate's worker is released after this shape's last call.
   shape_verdict evaluate_shape(size_t problem, bool last, class worker_client& cand, run_totals& totals);
-  shape_verdict time_shape(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
-  shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals);
+  // `trial_ns`: on a deterministic timer, the verification trials' times.
+  shape_verdict time_shape(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals,
+                           std::vector<int64_t> trial_ns);
+  shape_verdict time_shape_once(size_t problem, bool last, class worker_client& cand, shape_verdict sv, run_totals& totals,
+                                std::vector<int64_t> trial_ns);
   // After timing: checked set's outputs right, inputs untouched (else sv says why).
   bool check_left_behind(size_t problem, uint32_t checked_set, const char* what, shape_verdict& sv);
   // The timed baseline's outputs against the reference, once per shape.
@@ -115,7 +121,7 @@ class evaluator {
   std::unique_ptr<task_data> data_;
   std::string baseline_name_;
   std::string cannot_run_;  // non-empty: the backend cannot run kernels here; verdicts are compile_only
-  std::map<size_t, std::vector<int64_t>> baseline_once_;  // deterministic timers: baseline time per problem
+  std::map<size_t, std::vector<int64_t>> baseline_once_;  // baseline times per problem: deterministic timers, or fitness x PyTorch
   std::set<size_t> baseline_checked_;                      // problems whose timed baseline matched the reference
   std::optional<error> baseline_error_;                    // set when it did not: the evaluation is an error
   bool torch_on_ = false;                                  // the PyTorch baselines are measured

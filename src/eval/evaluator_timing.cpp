@@ -32,7 +32,8 @@ namespace kevolve::eval {
 
 using std::chrono::milliseconds;
 
-shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
+shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals,
+                                    std::vector<int64_t> trial_ns) {
   const problem_state& ps = data_->problem(p);
   if (!data_->has_timed_baseline()) {
     // PyTorch is the only yardstick: the candidate is timed alone.
@@ -40,13 +41,20 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
       phase_clock torch_clock(totals.phases, kTorchPhase);
       measure_torch_once(p);
     }
-    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
+    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals, std::move(trial_ns));
   } else if (auto r = data_->setup_baseline_worker(p); !r) {
     sv.result = status::skipped;
     sv.reason = r.error().message;
     return sv;
   }
   const bool has_base = data_->has_timed_baseline();
+  // When the fitness is x PyTorch (itself timed once per shape), the plain
+  // baseline only gives the "vs baseline" column: it is timed in the first
+  // candidate's rounds and those times are kept for the task's later ones.
+  // Where it is the fitness, it is timed beside every candidate (interleaved
+  // rounds: drift of the machine affects both sides alike).
+  const auto base_known = fitness_torch_ ? baseline_once_.find(p) : baseline_once_.end();
+  const bool time_base = has_base && base_known == baseline_once_.end();
   if (has_base) {
     if (auto b = check_timed_baseline(p, totals); !b) {
       baseline_error_ = b.error();
@@ -58,7 +66,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
       phase_clock torch_clock(totals.phases, kTorchPhase);
       measure_torch_once(p);
     }
-    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals);
+    if (backend_->deterministic_timer()) return time_shape_once(p, last, cand, std::move(sv), totals, std::move(trial_ns));
   }
   const uint32_t sets = uint32_t(ps.buf.num_sets);
   const milliseconds timeout = options_.call_timeout;
@@ -76,7 +84,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   cand_calls += uint32_t(wc.ns.size());
   int cand_requests = 1;
   double est_b = 1e-7;
-  if (has_base) {
+  if (time_base) {
     auto wb = data_->baseline_worker().time(0, 0, sets, timeout * sets);
     totals.kernel_seconds += wb.wall_seconds;
     if (!wb.ok()) {
@@ -105,7 +113,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   // A set whose reference is known (it was verified), drawn per candidate.
   const uint32_t checked_set = uint32_t(rng_() % std::min<uint32_t>(sets, uint32_t(options_.verify_trials)));
   for (int r = 0; r <= rounds; ++r) {
-    if (r < rounds && has_base) {
+    if (r < rounds && time_base) {
       auto ob = data_->baseline_worker().time(0, next_b % sets, reps_b, timeout * reps_b);
       totals.kernel_seconds += ob.wall_seconds;
       if (!ob.ok()) {
@@ -188,6 +196,8 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   // What the timed calls left behind must still be right, and the inputs untouched.
   if (!check_left_behind(p, checked_set, "outputs of the timed calls", sv)) return sv;
 
+  if (!time_base && has_base) base_ns = base_known->second;
+  if (time_base && fitness_torch_) baseline_once_.emplace(p, base_ns);
   sv.candidate = summarize_ns(cand_ns);
   sv.baseline = base_ns.empty() ? timing_stats{} : summarize_ns(base_ns);
   return judge_times(p, std::move(sv));
@@ -296,33 +306,24 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
 }
 
 // A deterministic timer (an emulator's cycle count): one call per side on
-// every verification set (at most verify_trials of them; the candidate's in
-// an order it cannot predict), each with fresh poison and its outputs
-// checked; the shape's time is the median. A data-dependent kernel (gathers,
+// every verification set (at most verify_trials of them), each with fresh
+// poison and its outputs checked; the shape's time is the median. The
+// candidate's calls are its verification trials (evaluate_shape), so it is
+// not run again here. A data-dependent kernel (gathers,
 // segments) takes different times on different sets, so one drawn set would
 // make the verdict depend on the draw, and the baseline is timed on the same
 // sets. Wall and CPU time of the worker measure the emulator, not the kernel,
 // so they are not compared.
-shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals) {
+shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals,
+                                         std::vector<int64_t> trial_ns) {
   const problem_state& ps = data_->problem(p);
   const milliseconds timeout = options_.call_timeout;
   const uint32_t n_sets = std::min<uint32_t>(uint32_t(ps.buf.num_sets), uint32_t(std::max(1, options_.verify_trials)));
-  std::vector<uint32_t> order(n_sets);
-  std::iota(order.begin(), order.end(), 0u);
-  std::shuffle(order.begin(), order.end(), rng_);
-  std::vector<int64_t> ns;
-  for (const uint32_t set : order) {
-    data_->poison_outputs(p, int(set), poison_byte(set + 7));
-    auto oc = cand.time(0, set, 1, timeout);
-    totals.kernel_seconds += oc.wall_seconds;
-    if (!oc.ok()) return failed_call(sv, oc, "timing");
-    ns.insert(ns.end(), oc.ns.begin(), oc.ns.end());
-  }
-  // the profile of the last timed call
-  auto prof = cand.profile(timeout);
-  if (prof.ok()) {
-    sv.profile = backend_->describe_profile(prof.ns, &sv.bottleneck);
-    sv.metrics = backend_->profile_metrics(prof.ns);
+  const std::vector<int64_t> ns = std::move(trial_ns);
+  if (ns.size() != n_sets) {
+    sv.result = status::suspicious;
+    sv.reason = "the worker reported " + std::to_string(ns.size()) + " times for " + std::to_string(n_sets) + " timed calls";
+    return sv;
   }
   // The baseline's times are as deterministic: measured once per shape.
   auto known = baseline_once_.find(p);
@@ -340,8 +341,12 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   }
   if (last) cand.release();
   phase_clock check_clock(totals.phases, "check outputs and inputs");
-  for (const uint32_t set : order)
-    if (!check_left_behind(p, set, "outputs of the timed calls", sv)) return sv;
+  // Each timed call's outputs were checked as a trial; the inputs of every set now.
+  if (const std::string damage = data_->finish_candidate(p); !damage.empty()) {
+    sv.result = status::wrong_result;
+    sv.reason = "the kernel " + damage;
+    return sv;
+  }
   sv.candidate = summarize_ns(ns);
   sv.baseline = known->second.empty() ? timing_stats{} : summarize_ns(known->second);
   return judge_times(p, std::move(sv));

@@ -18,7 +18,7 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "torch", "allowed_libraries", "template", "data_symbols"};
+    "reference", "torch", "allowed_libraries", "template", "data_symbols", "default_variant"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction", "conv",
@@ -545,6 +545,21 @@ expected<operator_spec> loader::run() {
     check_path(root["reference"], "reference", op_.reference);
   }
   const auto deprecated = read_baselines(r_, root, file_, op_);
+  // `default_variant: {<backend>: <variant>}`: what `variants: default` sweeps
+  // on that backend (else the first variant), e.g. the 16-bit DPE's GEMM.
+  if (YAML::Node dv = r_.child(root, "default_variant", "default_variant", false); dv.IsDefined()) {
+    if (!dv.IsMap()) r_.fail(dv, "default_variant", "must map backend names to variant names, got " + yaml_reader::describe(dv));
+    else
+      for (const auto& kv : dv) {
+        const std::string backend = kv.first.Scalar(), name = kv.second.Scalar();
+        if (!op_.baselines.count(backend))
+          r_.fail(kv.first, "default_variant." + backend, "names a backend the operator has no 'baselines." + backend + "' for");
+        else if (!op_.find_variant(name))
+          r_.fail(kv.second, "default_variant." + backend, "names variant '" + name + "', which is not in 'variants'");
+        else
+          op_.default_variant[backend] = name;
+      }
+  }
   YAML::Node tmpl = r_.child(root, "template", "template", false);
   if (tmpl.IsDefined()) {
     if (!tmpl.IsMap()) r_.fail(tmpl, "template", "must be a map, got " + yaml_reader::describe(tmpl));

@@ -88,6 +88,9 @@ struct operator_spec {
   std::map<dtype, tolerance> tolerances;
   double reference_max_flops = 2e9;
   double max_speedup = 50.0;
+  // backend -> the variant a sweep with `variants: default` runs there (the
+  // YAML's `default_variant`); a backend not listed runs the first variant.
+  std::map<std::string, std::string> default_variant;
   std::filesystem::path reference;
   // What candidates of each backend are timed against, by backend name
   // (`baselines` in the YAML); none: the backend refuses the operator.

@@ -7,9 +7,74 @@
 #include "eval/backends/registry.h"
 #include "spec/llm_section.h"
 #include "spec/operator_loader.h"
+#include "spec/shape_override.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {
+
+namespace {
+
+// `sweep.shapes: {<operator>: [{name, <symbol>: integer...}, ...]}`, each
+// operator one of the sweep's, each list checked as the operator's own
+// shapes are (spec::replace_timed_shapes).
+void read_sweep_shapes(yaml_reader& r, const YAML::Node& sh, sweep_spec& s) {
+  if (!sh.IsMap()) {
+    r.fail(sh, "sweep.shapes", "must map operator names to lists of shapes {name, <symbol>: integer...}");
+    return;
+  }
+  for (const auto& kv : sh) {
+    const std::string name = kv.first.Scalar();
+    const std::string key = "sweep.shapes." + name;
+    std::optional<operator_spec> op;
+    for (const auto& entry : s.operators)
+      if (auto o = find_operator(entry); o && o->name == name) op = std::move(*o);
+    if (!op) {
+      r.fail(kv.first, key, "names an operator that is not in sweep.operators");
+      continue;
+    }
+    if (!kv.second.IsSequence()) {
+      r.fail(kv.second, key, "must be a list of shapes {name, <symbol>: integer...}");
+      continue;
+    }
+    std::vector<shape_point> points;
+    bool ok = true;
+    for (size_t i = 0; i < kv.second.size(); ++i) {
+      const YAML::Node& n = kv.second[i];
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      if (!n.IsMap()) {
+        r.fail(n, at, "must be a map {name, <symbol>: integer...}");
+        ok = false;
+        continue;
+      }
+      shape_point sp;
+      for (const auto& e : n) {
+        const std::string k = e.first.Scalar();
+        if (k == "name") {
+          sp.name = e.second.Scalar();
+          continue;
+        }
+        try {
+          sp.values[k] = e.second.as<int64_t>();
+        } catch (const YAML::Exception&) {
+          r.fail(e.second, at + "." + k, "must be an integer, got '" + e.second.Scalar() + "'");
+          ok = false;
+        }
+      }
+      points.push_back(std::move(sp));
+    }
+    if (!ok) continue;
+    if (auto v = replace_timed_shapes(*op, points); !v) {
+      // The message starts with "[i]..." where a point is at fault.
+      const std::string& m = v.error().message;
+      r.fail(kv.second, key + (m.rfind("[", 0) == 0 ? m.substr(0, m.find_first_of(":")) : std::string()),
+             m.rfind("[", 0) == 0 ? m.substr(m.find(':') + 2) : m);
+      continue;
+    }
+    s.shapes[name] = std::move(points);
+  }
+}
+
+}  // namespace
 
 std::string compatibility_text(const sweep_spec& s) {
   std::ostringstream o;
@@ -23,6 +88,7 @@ std::string compatibility_text(const sweep_spec& s) {
     << " memory=" << c.memory.mode << " reset_probability=" << c.memory.reset_probability << " seed=" << c.seed
     << " max_in_flight=" << c.max_in_flight << " threads=" << s.threads << " budget=" << s.budget_seconds
     << " trials=" << s.trials;
+  for (const auto& [op, points] : s.shapes) o << " shapes." << op << "=" << describe_shapes(points);
   return o.str();
 }
 
@@ -120,7 +186,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
 
   YAML::Node sweep = r.child(root, "sweep", "sweep", true);
   if (sweep.IsDefined()) {
-    r.reject_unknown_keys(sweep, {"operators", "variants", "backends", "synthesizer", "seed", "priorities"}, "sweep.");
+    r.reject_unknown_keys(sweep, {"operators", "variants", "backends", "synthesizer", "seed", "priorities", "shapes"}, "sweep.");
     if (YAML::Node pr = r.child(sweep, "priorities", "sweep.priorities", false); pr.IsDefined()) {
       if (!pr.IsMap()) r.fail(pr, "sweep.priorities", "must map operator names to positive weights");
       else
@@ -144,6 +210,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
         s.operators.push_back(name);
       }
     }
+    if (YAML::Node sh = r.child(sweep, "shapes", "sweep.shapes", false); sh.IsDefined()) read_sweep_shapes(r, sh, s);
     if (auto v = r.string_value(sweep, "variants", "sweep.variants", false)) {
       if (*v != "default" && *v != "all") r.fail(sweep["variants"], "sweep.variants", "must be default or all, got \"" + *v + "\"");
       s.all_variants = *v == "all";

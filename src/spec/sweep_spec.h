@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "llm/config.h"
+#include "spec/operator_spec.h"
 #include "search/engine.h"
 
 namespace kevolve::spec {
@@ -52,6 +53,9 @@ struct sweep_spec {
   double checkpoint_seconds = 30.0;
   // fair share between tasks: operator name -> weight (default 1)
   std::map<std::string, double> priorities;
+  // `sweep.shapes`: operator name -> the timed shapes this sweep uses in place
+  // of the operator's own (holdout shapes stay); absent: the operator's.
+  std::map<std::string, std::vector<shape_point>> shapes;
   runtime_spec runtime;
   llm::llm_config llm;  // `llm:`: endpoints for the llm synthesizer
 };

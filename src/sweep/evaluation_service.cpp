@@ -8,6 +8,7 @@
 #include "eval/backends/backend.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
+#include "spec/shape_override.h"
 
 namespace kevolve::sweep {
 
@@ -40,7 +41,8 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   const eval_settings& s = r.settings;
   const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
                           "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed) +
-                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.ncu) + "|" + s.fitness;
+                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.ncu) + "|" + s.fitness + "|" +
+                          spec::describe_shapes(r.shapes);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if ((*it)->key == key) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -51,6 +53,9 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   if (operator_files_hash(*op) != r.op_hash)
     return make_error(errc::invalid_input, "operator '" + r.op_source + "' differs between rank 0 and rank " +
                                                std::to_string(rank_) + ": every node must see the same operator files");
+  if (!r.shapes.empty())
+    if (auto v = spec::replace_timed_shapes(*op, r.shapes); !v)
+      return make_error(errc::invalid_input, "sweep.shapes." + op->name + (v.error().message.rfind("[", 0) == 0 ? "" : ": ") + v.error().message);
   // The CPU profile depends on the thread count; the GPU's is one (key -1).
   const int threads = s.threads > 0 ? s.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   auto desc = eval::require_backend(r.backend);
@@ -128,7 +133,7 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
   // The task's clock counts evaluating, not building its evaluator (inputs,
   // reference outputs), which happens once per task and rank.
   const auto evaluation_start = std::chrono::steady_clock::now();
-  auto v = (*e)->evaluator->evaluate(request.code);
+  auto v = (*e)->evaluator->evaluate(request.code, request.best_fitness);
   if (!v) {
     out.error = v.error().message;
     return finish();

@@ -14,6 +14,7 @@
 #include "eval/status.h"
 #include "search/engine.h"
 #include "spec/operator_loader.h"
+#include "spec/shape_override.h"
 #include "store/hdf5_store.h"
 #include "sweep/skill_notes.h"
 #include "sweep/node_diagnosis.h"
@@ -160,6 +161,11 @@ expected<void> scheduler::prepare() {
       if (!op) return tl::unexpected(op.error());
       for (size_t v = 0; v < (spec_.all_variants ? op->variants.size() : 1); ++v)
         for (const auto& backend : spec_.backends) {
+          // `variants: default`: the backend's default variant of the operator.
+          const auto dv = op->default_variant.find(backend);
+          const spec::variant& variant = spec_.all_variants || dv == op->default_variant.end()
+                                             ? op->variants[v]
+                                             : *op->find_variant(dv->second);
           // A backend with no yardstick for the operator (no baseline of its
           // own, no PyTorch there) has nothing to time candidates against.
           const eval::backend_descriptor* d = eval::find_backend(backend);
@@ -171,7 +177,7 @@ expected<void> scheduler::prepare() {
           }
           store::task_record t;
           t.op = op->name;
-          t.variant = op->variants[v].name;
+          t.variant = variant.name;
           t.backend = backend;
           t.id = t.op + "/" + t.variant + "/" + t.backend;
           auto engine = search::search_engine::create(spec_.search);
@@ -212,6 +218,12 @@ scheduler::active_task* scheduler::activate(size_t index) {
     return nullptr;
   }
   t->op = std::move(*op);
+  if (const auto sh = spec_.shapes.find(task.op); sh != spec_.shapes.end())
+    if (auto r = spec::replace_timed_shapes(t->op, sh->second); !r) {
+      task.stop_reason = "could not start: sweep.shapes." + task.op + r.error().message;
+      ++progress_.tasks_done;
+      return nullptr;
+    }
   t->variant = t->op.find_variant(task.variant);
   if (!t->variant) {
     task.stop_reason = "could not start: the operator has no variant '" + task.variant + "'";
@@ -256,6 +268,8 @@ eval_request scheduler::request_for(active_task& t, int64_t node) {
   r.settings.seed = spec_.search.seed;
   r.node = node;
   r.code = t.engine->nodes().at(node).code;
+  if (const auto sh = spec_.shapes.find(task.op); sh != spec_.shapes.end()) r.shapes = sh->second;
+  r.best_fitness = t.engine->progress(now(t)).best_fitness;
   ++t.issued;
   return r;
 }

@@ -35,6 +35,12 @@ struct eval_request {
   eval_settings settings;
   int64_t node = -1;
   std::string code;
+  // The sweep's timed shapes of the operator (`sweep.shapes`); empty: the
+  // operator's own.
+  std::vector<spec::shape_point> shapes;
+  // The task's best fitness when the request was made: the evaluator profiles
+  // (Nsight Compute) only a candidate that beats it.
+  double best_fitness = 0.0;
 };
 
 struct eval_result {

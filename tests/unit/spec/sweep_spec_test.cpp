@@ -165,5 +165,47 @@ TEST_F(SweepSpec, BadRuntimeKeysNameTheKeyAndTheExpectation) {
             std::string::npos) << p.error().message;
 }
 
+TEST_F(SweepSpec, SweepShapesReplaceTheOperatorsTimedShapes) {
+  std::string y = valid();
+  y.replace(y.find("  backends: [cpu]\n"), 17,
+            "  backends: [cpu]\n  shapes:\n    softmax:\n      - {name: small_rows, B: 512, N: 256}\n"
+            "      - {name: wide, B: 64, N: 4096}\n");
+  auto s = load_sweep(write(y));
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_EQ(s->shapes.count("softmax"), 1u);
+  const auto& pts = s->shapes.at("softmax");
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].name, "small_rows");
+  EXPECT_EQ(pts[0].values.at("B"), 512);
+  EXPECT_EQ(pts[1].values.at("N"), 4096);
+  // The shapes are part of what --resume must match.
+  auto plain = load_sweep(write(valid()));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_NE(compatibility_text(*s), compatibility_text(*plain));
+}
+
+TEST_F(SweepSpec, BadSweepShapesNameTheKeyAndTheExpectation) {
+  struct bad_case {
+    std::string shapes, expected;
+  };
+  for (const bad_case& c : {
+           bad_case{"    gemm_bias_relu:\n      - {name: a, M: 1, K: 1, N: 1}\n",
+                    "'sweep.shapes.gemm_bias_relu' names an operator that is not in sweep.operators"},
+           bad_case{"    softmax:\n      - {name: a, B: 4, Q: 8}\n", "'sweep.shapes.softmax[0].Q' is not a free symbol"},
+           bad_case{"    softmax:\n      - {name: a, B: 4}\n", "'sweep.shapes.softmax[0]' gives no value for symbol 'N'"},
+           bad_case{"    softmax:\n      - {name: a, B: -4, N: 8}\n", "must be a non-negative integer"},
+           bad_case{"    softmax:\n      - {name: a, B: four, N: 8}\n", "'sweep.shapes.softmax[0].B' must be an integer"},
+           bad_case{"    softmax:\n      - {name: a, B: 4, N: 8}\n      - {name: a, B: 8, N: 8}\n", "is given twice"},
+           bad_case{"    softmax: {name: a}\n", "'sweep.shapes.softmax' must be a list"},
+       }) {
+    std::string y = valid();
+    y.replace(y.find("  backends: [cpu]\n"), 17, "  backends: [cpu]\n  shapes:\n" + c.shapes);
+    auto s = load_sweep(write(y));
+    ASSERT_FALSE(s.has_value()) << c.shapes;
+    EXPECT_NE(s.error().message.find(c.expected), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("sweep.yaml:"), std::string::npos) << s.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace kevolve::spec
