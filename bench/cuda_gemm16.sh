@@ -14,7 +14,9 @@
 #     eager, x compile (bench/cuda_gemm16_table.py).
 #
 #   KEVOLVE_BIN_DIR=DIR bench/cuda_gemm16.sh     (DIR: kevolve, kevolve-worker, kevolve-cuda-worker)
-#   knobs: GEMM16_PHASES="grid eval" GEMM16_REPS=30 GEMM16_EVAL_SHAPES=all GEMM16_TORCH=on
+#   knobs: GEMM16_PHASES="grid eval" GEMM16_POINTS=FILE (default bench/cuda_gemm16_points.txt)
+#          GEMM16_REPS=30 GEMM16_EVAL_SHAPES=all GEMM16_TORCH=on GEMM16_BUDGET=0.25
+#          GEMM16_TEMPLATES="gemm_bias_relu_wgmma gemm_bias_relu_mma16" (the defaults evaluated)
 # Logs and JSON under $OUT (default /tmp/kevolve-gemm16); the table comes last.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,11 +47,11 @@ if [[ " $PHASES " == *" grid "* ]]; then
   n=0
   while read -r tmpl params; do
     [[ -z "$tmpl" || "$tmpl" == \#* ]] && continue
-    name=$(python3 -c "import json,sys; p=json.loads(sys.argv[2]); print(sys.argv[1].replace('gemm_bias_relu_','') + '_' + '_'.join(f'{k}{v}' for k, v in sorted(p.items())))" "$tmpl" "$params")
+    name=$(python3 -c "import json,sys; p=json.loads(sys.argv[2]); print(sys.argv[1].replace('gemm_bias_relu_','') + '_' + ('_'.join(f'{k}{v}' for k, v in sorted(p.items())) or 'defaults'))" "$tmpl" "$params")
     "$BIN/kevolve" kb render gemm_bias_relu --backend cuda --variant bf16 --template "cuda/$tmpl" --params "$params" \
       >"$WORK/k/$name.cu" 2>"$WORK/k/$name.err" || { echo "render $name failed: $(head -3 "$WORK/k/$name.err")"; rm -f "$WORK/k/$name.cu"; }
     n=$((n + 1))
-  done <"$ROOT/bench/cuda_gemm16_points.txt"
+  done <"${GEMM16_POINTS:-$ROOT/bench/cuda_gemm16_points.txt}"
   cp "$ROOT/config/operators/gemm_bias_relu/baseline.cu" "$WORK/k/0_cublaslt.cu"
   ls "$WORK"/k/*.cu | xargs -P "$(nproc)" -I{} sh -c 'f={}; l=""; case $f in *0_cublaslt.cu) l="-lcublas -lcublasLt";; esac;
     "$0" "$@" "$f" -o "${f%.cu}.so" $l >"${f%.cu}.log" 2>&1 || echo "compile failed: $f"' "$NVCC" "${flags[@]}"
@@ -68,7 +70,7 @@ fi
 
 if [[ " $PHASES " == *" eval "* ]]; then
   for dt in bf16 fp16; do
-    for t in gemm_bias_relu_wgmma gemm_bias_relu_mma16; do
+    for t in ${GEMM16_TEMPLATES:-gemm_bias_relu_wgmma gemm_bias_relu_mma16}; do
       k=$WORK/${t}_defaults.cu
       "$BIN/kevolve" kb render gemm_bias_relu --backend cuda --variant "$dt" --template "cuda/$t" >"$k" || continue
       "$BIN/kevolve" eval --backend cuda --op "$OP" --variant "$dt" --kernel "$k" --json --ncu off \
