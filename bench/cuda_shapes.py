@@ -4,7 +4,10 @@ of bench/cuda_shapes.yaml instead of their own: the shapes lists are
 replaced, everything else (holdout shapes, tolerances, references,
 baselines, templates) is the repository's.
 
-usage: cuda_shapes.py REPO_ROOT DEST
+usage: cuda_shapes.py REPO_ROOT DEST [SHAPES_YAML]
+  SHAPES_YAML (default bench/cuda_shapes.yaml): operator -> list of shape
+  points, or operator -> {shapes: [...], reference_max_flops: X} (the
+  operator's reference_max_flops replaced too).
 """
 import os
 import shutil
@@ -15,7 +18,8 @@ import yaml
 
 def main():
     root, dest = sys.argv[1], sys.argv[2]
-    shapes = yaml.safe_load(open(os.path.join(root, "bench", "cuda_shapes.yaml")))
+    src = sys.argv[3] if len(sys.argv) > 3 else os.path.join(root, "bench", "cuda_shapes.yaml")
+    shapes = yaml.safe_load(open(src))
     if os.path.exists(dest):
         shutil.rmtree(dest)
     os.makedirs(os.path.join(dest, "src"))
@@ -30,6 +34,10 @@ def main():
     for op, pts in shapes.items():
         path = os.path.join(ops, op + ".yaml")
         doc = yaml.safe_load(open(path))
+        if isinstance(pts, dict):
+            if "reference_max_flops" in pts:
+                doc["reference_max_flops"] = pts["reference_max_flops"]
+            pts = pts["shapes"]
         doc["shapes"] = pts
         with open(path, "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False, width=1000)

@@ -1,6 +1,6 @@
 // The builtin synthesizer's CUDA templates (knowledge/templates/cuda/).
 // Without a GPU (CI): every template serving a starter operator compiles with
-// nvcc for sm_90 at its defaults and at sampled parameter points, passes the
+// nvcc for sm_90a (the H200's target, wgmma included) at its defaults and at sampled parameter points, passes the
 // source policy and the import/PTX checks, and spills nothing at its defaults;
 // every cheating CUDA kernel of the trust tests compiles. With a GPU (the
 // device machine; bench/README.md gives the command) the defaults of every
@@ -89,7 +89,7 @@ TEST_P(CudaTemplates, CompileCleanlyAtDefaultsAndSampledPoints) {
   }
   // Two compiles at a time (CI has two cores); one backend per thread.
   auto compile = [&](size_t first) {
-    eval::cuda_backend b(cache_root() / "compile" / "cuda-template-tests", std::chrono::seconds(300), "sm_90");
+    eval::cuda_backend b(cache_root() / "compile" / "cuda-template-tests", std::chrono::seconds(300), "sm_90a");
     std::vector<std::pair<size_t, expected<eval::static_check>>> out;
     for (size_t i = first; i < jobs.size(); i += 2)
       out.emplace_back(i, jobs[i].r.ok ? eval::check_statically(b, jobs[i].r.code, op.allowed_libraries)
@@ -105,7 +105,7 @@ TEST_P(CudaTemplates, CompileCleanlyAtDefaultsAndSampledPoints) {
     EXPECT_EQ(eval::to_string(c->result), std::string("ok"))
         << op.name << " " << j.what << ": " << c->reason << "\n" << c->kernel.report.diagnostics.substr(0, 3000);
     ASSERT_FALSE(c->kernel.report.kernels.empty()) << op.name << " " << j.what << ": no ptxas report";
-    EXPECT_EQ(c->kernel.report.target, "sm_90");
+    EXPECT_EQ(c->kernel.report.target, "sm_90a");
     for (const auto& k : c->kernel.report.kernels) {
       EXPECT_GT(k.registers, 0) << op.name << " " << j.what << " " << k.name;
       if (j.defaults) {
@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(Starter, CudaTemplates,
 
 TEST(CudaCheats, EveryCheatingKernelCompiles) {
   if (const std::string why = no_nvcc(); !why.empty()) GTEST_SKIP() << why;
-  eval::cuda_compiler c(cache_root() / "compile" / "cuda-template-tests", std::chrono::seconds(300), "sm_90");
+  eval::cuda_compiler c(cache_root() / "compile" / "cuda-template-tests", std::chrono::seconds(300), "sm_90a");
   int n = 0;
   for (const auto& f : std::filesystem::directory_iterator(test_data() / "kernels" / "cheats" / "cuda")) {
     if (f.path().extension() != ".cu") continue;

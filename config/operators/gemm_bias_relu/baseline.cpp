@@ -6,25 +6,28 @@
 // 2 vCPUs); the pass, a few percent of the time, runs on the calling thread.
 // OpenBLAS's speed depends on OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the
 // environment (about 2x between Haswell and SkylakeX kernels here).
-// bf16: widened to fp32 copies, the same sgemm, one rounding on the store.
+// bf16/fp16: widened to fp32 copies, the same sgemm, one rounding on the store.
 #include <cblas.h>
 #include <cstdint>
 #include <vector>
 #include "kevolve/abi.h"
 
 namespace {
-// bf16 tensor -> dense fp32 (rows x cols).
+// bf16/fp16 tensor -> dense fp32 (rows x cols).
+float to_f32(int dtype, uint16_t h) { return dtype == KV_BF16 ? kv_bf16_to_f32(h) : kv_f16_to_f32(h); }
+uint16_t to_16(int dtype, float f) { return dtype == KV_BF16 ? kv_f32_to_bf16(f) : kv_f32_to_f16(f); }
+
 std::vector<float> widen(const kv_tensor& t, int64_t rows, int64_t cols) {
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const uint16_t* p = static_cast<const uint16_t*>(t.data);
   const int64_t ld = t.rank > 1 ? t.strides[0] : 0;
   const int64_t s = t.strides[t.rank - 1];
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) out[static_cast<size_t>(i * cols + j)] = kv_bf16_to_f32(p[i * ld + j * s]);
+    for (int64_t j = 0; j < cols; ++j) out[static_cast<size_t>(i * cols + j)] = to_f32(t.dtype, p[i * ld + j * s]);
   return out;
 }
 
-int bf16_gemm_bias_relu(const kv_args* a) {
+int half_gemm_bias_relu(const kv_args* a) {
   const kv_tensor& A = a->inputs[0];
   const kv_tensor& B = a->inputs[1];
   const kv_tensor& C = a->outputs[0];
@@ -39,7 +42,7 @@ int bf16_gemm_bias_relu(const kv_args* a) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       const float v = cf[static_cast<size_t>(i * n + j)] + biasf[static_cast<size_t>(j)];
-      cp[i * C.strides[0] + j * C.strides[1]] = kv_f32_to_bf16(v > 0.f ? v : 0.f);
+      cp[i * C.strides[0] + j * C.strides[1]] = to_16(C.dtype, v > 0.f ? v : 0.f);
     }
   return KV_OK;
 }
@@ -50,8 +53,8 @@ extern "C" int kevolve_kernel(const kv_args* a) {
   const kv_tensor& B = a->inputs[1];
   const kv_tensor& bias = a->inputs[2];
   const kv_tensor& C = a->outputs[0];
-  if (A.dtype == KV_BF16 && B.dtype == KV_BF16 && bias.dtype == KV_BF16 && C.dtype == KV_BF16)
-    return bf16_gemm_bias_relu(a);
+  if ((A.dtype == KV_BF16 || A.dtype == KV_F16) && B.dtype == A.dtype && bias.dtype == A.dtype && C.dtype == A.dtype)
+    return half_gemm_bias_relu(a);
   if (A.dtype != KV_F32 || B.dtype != KV_F32 || bias.dtype != KV_F32 || C.dtype != KV_F32)
     return KV_ERR_UNSUPPORTED;
   if (A.strides[1] != 1 || B.strides[1] != 1 || C.strides[1] != 1 || bias.strides[0] != 1)

@@ -147,9 +147,12 @@ std::string detect_cuda_arch() {
   if (r && r->ok()) {
     std::string cap = gpu::trim(r->output.substr(0, r->output.find('\n')));
     cap.erase(std::remove(cap.begin(), cap.end(), '.'), cap.end());
-    if (!cap.empty() && std::all_of(cap.begin(), cap.end(), ::isdigit)) return "sm_" + cap;
+    // Hopper's and Blackwell's arch-specific features (wgmma, setmaxnreg,
+    // tcgen05) need the 'a' target; kernels are built for this GPU only.
+    if (!cap.empty() && std::all_of(cap.begin(), cap.end(), ::isdigit))
+      return "sm_" + cap + (cap == "90" || cap == "100" ? "a" : "");
   }
-  return "sm_90";
+  return "sm_90a";
 }
 
 fs::path cuda_worker_executable() {

@@ -23,7 +23,8 @@ namespace kevolve::eval {
 std::vector<gpu_kernel_resources> parse_ptxas_report(const std::string& text);
 
 // The target to compile for: $KEVOLVE_CUDA_ARCH (e.g. "sm_90" or "sm_90a"),
-// else the first GPU's compute capability from nvidia-smi, else sm_90.
+// else the first GPU's compute capability from nvidia-smi (sm_90a and
+// sm_100a for Hopper and Blackwell: their arch-specific instructions), else sm_90a.
 std::string detect_cuda_arch();
 
 // Where nvcc is: $KEVOLVE_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc.
