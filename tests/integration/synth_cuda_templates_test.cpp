@@ -120,11 +120,46 @@ TEST_P(CudaTemplates, CompileCleanlyAtDefaultsAndSampledPoints) {
 
 // Every starter operator has a cuda template and a cuda baseline.
 INSTANTIATE_TEST_SUITE_P(Starter, CudaTemplates,
-                         ::testing::Values("softmax", "layernorm", "rmsnorm", "bias_gelu", "ts_silu",
+                         ::testing::Values("softmax", "layernorm", "rmsnorm", "bias_gelu", "ts_silu", "swiglu",
                                            "embedding_bag_sum", "gemm_bias_relu", "conv1d", "bucketize",
                                            "feature_hash", "jagged_to_padded_dense", "sequence_truncate",
                                            "dot_interaction"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// The 16-bit points of issue 21 (bench/cuda_16bit.sh, bench/README.md): the
+// row templates' automatic group at each 'per' with and without a persistent
+// grid, a group per row too wide for a 16-bit row, and the elementwise
+// template with and without its fast math and grid stride: each compiles
+// for sm_90, passes the static checks and spills nothing.
+TEST(CudaTemplates16Bit, MeasuredPointsCompileWithoutSpills) {
+  if (const std::string why = no_nvcc(); !why.empty()) GTEST_SKIP() << why;
+  builtin_synthesizer& s = synthesizer();
+  const std::vector<std::pair<std::string, std::vector<std::string>>> points = {
+      {"softmax", {R"({"per": 2})", R"({"per": 8, "persistent": 1})", R"({"group": 1024})"}},
+      {"layernorm", {R"({"per": 4})", R"({"per": 4, "persistent": 1})", R"({"per": 8})"}},
+      {"rmsnorm", {R"({"per": 2})", R"({"per": 4, "persistent": 1})"}},
+      {"bias_gelu", {R"({"fast_math": 1, "grid_stride": 0})", R"({"fast_math": 0, "grid_stride": 1, "unroll": 4})"}},
+      {"swiglu", {R"({"fast_math": 1, "grid_stride": 0})"}}};
+  eval::cuda_backend b(cache_root() / "compile" / "cuda-template-tests", std::chrono::seconds(300), "sm_90");
+  for (const auto& [name, list] : points) {
+    const spec::operator_spec op = starter(name);
+    const auto ts = s.serving(op, nullptr, "cuda");
+    ASSERT_FALSE(ts.empty()) << name;
+    for (const auto& p : list) {
+      auto params = ts[0]->space.defaults();
+      const auto chosen = nlohmann::json::parse(p);
+      for (auto it = chosen.begin(); it != chosen.end(); ++it) params[it.key()] = it.value();
+      const auto r = s.render_with(*ts[0], op, params, "sampled");
+      ASSERT_TRUE(r.ok) << name << " " << p << ": " << r.error;
+      auto c = eval::check_statically(b, r.code, op.allowed_libraries);
+      ASSERT_TRUE(c.has_value()) << name << " " << p << ": " << c.error().message;
+      EXPECT_EQ(eval::to_string(c->result), std::string("ok"))
+          << name << " " << p << ": " << c->reason << "\n" << c->kernel.report.diagnostics.substr(0, 3000);
+      for (const auto& k : c->kernel.report.kernels)
+        EXPECT_EQ(k.spill_store_bytes, 0) << name << " " << p << " " << k.name << " spills";
+    }
+  }
+}
 
 TEST(CudaCheats, EveryCheatingKernelCompiles) {
   if (const std::string why = no_nvcc(); !why.empty()) GTEST_SKIP() << why;
