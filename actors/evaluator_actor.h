@@ -1,5 +1,7 @@
-// The evaluator: a detached actor (evaluations block for seconds) owning an
-// evaluation service; answers each eval_request with an eval_result.
+// The evaluator: an actor that answers each eval_request with an
+// eval_result. A front actor takes requests as they come and lets the
+// service prepare them (compile ahead), a linked detached worker evaluates
+// them one at a time (evaluations block for seconds).
 #pragma once
 
 #include <memory>

@@ -5,8 +5,10 @@
 # as Markdown and CSV, land in ./runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
+./scripts/install-deps.sh --run
+# Only what the sweep runs: kevolve and the workers of its backends (cpu,
+# mtia_emu); the tests and benchmarks are built by scripts/test.sh.
+KEVOLVE_TARGETS="kevolve kevolve-worker kevolve-mtia-worker" ./scripts/build.sh -DKEVOLVE_BUILD_TESTS=OFF
 ./build/kevolve doctor
 mkdir -p runs
 store="runs/quickstart-$(date -u +%Y%m%d-%H%M%S).h5"

@@ -12,6 +12,7 @@
 #include "app/run_display.h"
 #include "app/store_skills.h"
 #include "common/fs.h"
+#include "eval/compile_pool.h"
 #include "report/summary.h"
 #include "spec/sweep_spec.h"
 #include "sweep/evaluation_service.h"
@@ -44,8 +45,11 @@ std::string default_store(const fs::path& config) {
   return config.stem().string() + "-" + buf + ".h5";
 }
 
+// Every evaluator of this process shares one compile-ahead pool (one thread
+// per core but one).
 std::shared_ptr<sweep::evaluation_service> real_service(int rank, const std::string&) {
-  return std::make_shared<sweep::task_evaluators>(rank);
+  static const auto pool = std::make_shared<eval::compile_pool>(eval::compile_pool::default_workers(), std::chrono::seconds(120));
+  return std::make_shared<sweep::task_evaluators>(rank, 2, pool);
 }
 
 // Ends this rank: MPI_Finalize with the others when all are alive, else

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 namespace kevolve {
 namespace {
@@ -24,7 +26,47 @@ std::vector<char*> to_cstrings(const std::vector<std::string>& v) {
   return out;
 }
 
+// The pausable tools: their process groups, how many quiet_tools are alive,
+// and the time spent quiet so far (time limits leave it out).
+std::mutex g_pause_mu;
+std::set<pid_t> g_pausable;
+int g_quiet = 0;
+clock_type::time_point g_quiet_since;
+clock_type::duration g_quiet_total{};
+thread_local bool t_pausable = false;
+
+clock_type::duration quiet_so_far() {
+  std::lock_guard<std::mutex> lock(g_pause_mu);
+  return g_quiet_total + (g_quiet > 0 ? clock_type::now() - g_quiet_since : clock_type::duration{});
+}
+
 }  // namespace
+
+pausable_tools::pausable_tools() : before_(t_pausable) { t_pausable = true; }
+pausable_tools::~pausable_tools() { t_pausable = before_; }
+
+quiet_tools::quiet_tools(bool active) : active_(active) {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(g_pause_mu);
+  if (g_quiet++ == 0) {
+    g_quiet_since = clock_type::now();
+    for (pid_t g : g_pausable) ::kill(-g, SIGSTOP);
+  }
+}
+
+quiet_tools::~quiet_tools() {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(g_pause_mu);
+  if (--g_quiet == 0) {
+    g_quiet_total += clock_type::now() - g_quiet_since;
+    for (pid_t g : g_pausable) ::kill(-g, SIGCONT);
+  }
+}
+
+size_t quiet_tools::running() {
+  std::lock_guard<std::mutex> lock(g_pause_mu);
+  return g_pausable.size();
+}
 
 int terminate_process_group(int pid, std::chrono::milliseconds grace) {
   int status = 0;
@@ -89,9 +131,16 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
   }
   ::setpgid(pid, pid);
   ::close(out_pipe[1]);
+  const bool pausable = t_pausable;
+  const auto quiet_at_start = pausable ? quiet_so_far() : clock_type::duration{};
+  if (pausable) {
+    std::lock_guard<std::mutex> lock(g_pause_mu);
+    g_pausable.insert(pid);
+    if (g_quiet > 0) ::kill(-pid, SIGSTOP);
+  }
 
   subprocess_result result;
-  const auto deadline = start + options.timeout;
+  auto deadline = start + options.timeout;
   char buf[65536];
   bool open = true;
   bool exited = false;
@@ -100,6 +149,7 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
     // A background grandchild may keep the pipe open after the child exits:
     // the child's exit ends the wait (after draining what is there).
     if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (pausable) deadline = start + options.timeout + (quiet_so_far() - quiet_at_start);
     const auto now = clock_type::now();
     if (now >= deadline) {
       result.timed_out = true;
@@ -122,6 +172,11 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
     }
   }
   ::close(out_pipe[0]);
+  if (pausable) {
+    std::lock_guard<std::mutex> lock(g_pause_mu);
+    g_pausable.erase(pid);
+    ::kill(-pid, SIGCONT);  // a stopped group cannot take SIGTERM
+  }
 
   if (result.timed_out) {
     status = terminate_process_group(pid, std::chrono::milliseconds(500));

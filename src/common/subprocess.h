@@ -38,6 +38,35 @@ inline subprocess_options timeout_options(std::chrono::milliseconds t) {
 expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
                                            const subprocess_options& options = {});
 
+// Tools started on a thread inside a pausable_tools scope (the compile-ahead
+// pool's compilers) can be stopped while timing runs on the same cores: a
+// quiet_tools object stops every such tool's process group (SIGSTOP) until
+// the last one ends (SIGCONT); one that starts meanwhile is stopped at once.
+// Their time limits do not count the time they spent stopped.
+class pausable_tools {
+ public:
+  pausable_tools();
+  ~pausable_tools();
+  pausable_tools(const pausable_tools&) = delete;
+  pausable_tools& operator=(const pausable_tools&) = delete;
+
+ private:
+  bool before_;
+};
+
+class quiet_tools {
+ public:
+  explicit quiet_tools(bool active = true);
+  ~quiet_tools();
+  quiet_tools(const quiet_tools&) = delete;
+  quiet_tools& operator=(const quiet_tools&) = delete;
+  // How many pausable tools are running now (stopped or not).
+  static size_t running();
+
+ private:
+  bool active_;
+};
+
 // Kills a process group: SIGTERM, a grace period, then SIGKILL; reaps `pid`.
 // Returns the wait status.
 int terminate_process_group(int pid, std::chrono::milliseconds grace);

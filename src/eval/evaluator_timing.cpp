@@ -17,6 +17,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/paths.h"
+#include "common/subprocess.h"
 #include "eval/backends/backend.h"
 #include "eval/backends/cpu_backend.h"
 #include "eval/compare.h"
@@ -35,6 +36,9 @@ using std::chrono::milliseconds;
 shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, shape_verdict sv, run_totals& totals,
                                     std::vector<int64_t> trial_ns) {
   const problem_state& ps = data_->problem(p);
+  // Compiles running ahead (compile_pool) stop while kernels are timed on
+  // this node's cores: PyTorch's, the baseline's and the candidate's.
+  const quiet_tools quiet(backend_->kernel_runs_on_host_threads() && !backend_->deterministic_timer());
   if (!data_->has_timed_baseline()) {
     // PyTorch is the only yardstick: the candidate is timed alone.
     {

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "eval/backends/backend.h"
+#include "eval/compile_pool.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
 #include "spec/shape_override.h"
@@ -29,12 +30,34 @@ eval_result backend_router::evaluate(const eval_request& request) {
   return out;
 }
 
+void backend_router::prepare(const eval_request& request) {
+  if (const auto it = routes_.find(request.backend); it != routes_.end()) it->second->prepare(request);
+}
+
 struct task_evaluators::entry {
   std::string key;  // task id + operator hash + settings
   std::unique_ptr<eval::evaluator> evaluator;
 };
 
-task_evaluators::task_evaluators(int rank, size_t cache_size) : rank_(rank), cache_size_(std::max<size_t>(1, cache_size)) {}
+task_evaluators::task_evaluators(int rank, size_t cache_size, std::shared_ptr<eval::compile_pool> pool)
+    : rank_(rank), cache_size_(std::max<size_t>(1, cache_size)), pool_(std::move(pool)) {}
+
+void task_evaluators::prepare(const eval_request& r) {
+  if (!pool_ || r.code.empty()) return;
+  std::vector<std::string> libraries;
+  {
+    std::lock_guard<std::mutex> lock(libraries_mu_);
+    const std::string key = r.op_source + "|" + r.op_hash;
+    auto it = libraries_.find(key);
+    if (it == libraries_.end()) {
+      auto op = spec::find_operator(r.op_source);
+      if (!op) return;  // evaluate() says why
+      it = libraries_.emplace(key, op->allowed_libraries).first;
+    }
+    libraries = it->second;
+  }
+  pool_->submit(r.backend, r.code, libraries);
+}
 task_evaluators::~task_evaluators() = default;
 
 expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_request& r) {
@@ -133,6 +156,8 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
   // The task's clock counts evaluating, not building its evaluator (inputs,
   // reference outputs), which happens once per task and rank.
   const auto evaluation_start = std::chrono::steady_clock::now();
+  // A compile of this candidate started ahead is finished (or taken back) first.
+  if (pool_) pool_->settle(request.backend, request.code);
   auto v = (*e)->evaluator->evaluate(request.code, request.best_fitness);
   if (!v) {
     out.error = v.error().message;

@@ -9,6 +9,8 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <string>
 
 #include "common/error.h"
@@ -17,6 +19,7 @@
 
 namespace kevolve::eval {
 class evaluator;
+class compile_pool;
 }
 
 namespace kevolve::sweep {
@@ -26,6 +29,9 @@ class evaluation_service {
   virtual ~evaluation_service() = default;
   // Never throws; operational failures go into eval_result::error.
   virtual eval_result evaluate(const eval_request& request) = 0;
+  // A request has arrived and waits for evaluate(): start what can run
+  // ahead of it (the compile). Returns at once; thread-safe beside evaluate().
+  virtual void prepare(const eval_request& request) { (void)request; }
 };
 
 // Several backends behind one service, chosen by the request's backend: in
@@ -35,6 +41,7 @@ class backend_router final : public evaluation_service {
  public:
   void add(const std::string& backend, std::shared_ptr<evaluation_service> service) { routes_[backend] = std::move(service); }
   eval_result evaluate(const eval_request& request) override;
+  void prepare(const eval_request& request) override;
 
  private:
   std::map<std::string, std::shared_ptr<evaluation_service>> routes_;
@@ -46,11 +53,13 @@ expected<void> probe_backend(const std::string& backend);
 
 // The real service: one eval::evaluator per task, the most recently used
 // `cache_size` kept (each holds its task's inputs and reference outputs).
+// With a compile pool, prepare() compiles waiting candidates ahead.
 class task_evaluators final : public evaluation_service {
  public:
-  task_evaluators(int rank, size_t cache_size = 2);
+  task_evaluators(int rank, size_t cache_size = 2, std::shared_ptr<eval::compile_pool> pool = nullptr);
   ~task_evaluators() override;
   eval_result evaluate(const eval_request& request) override;
+  void prepare(const eval_request& request) override;
 
  private:
   struct entry;
@@ -62,6 +71,9 @@ class task_evaluators final : public evaluation_service {
   size_t cache_size_;
   std::list<std::unique_ptr<entry>> cache_;  // most recent first
   std::map<std::string, spec::hardware_profile> hardware_;  // by backend (and thread count where it matters)
+  std::shared_ptr<eval::compile_pool> pool_;
+  std::mutex libraries_mu_;  // prepare() runs on another thread than evaluate()
+  std::map<std::string, std::vector<std::string>> libraries_;  // op source|hash -> allowed libraries
 };
 
 }  // namespace kevolve::sweep

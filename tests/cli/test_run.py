@@ -97,6 +97,25 @@ class SmallSweep(unittest.TestCase):
             self.assertGreater(float(rows[0]["best_speedup"]), 1.0, rows)
 
 
+class SweepShapes(unittest.TestCase):
+    def test_a_sweep_times_its_own_shapes_and_still_verifies_the_holdouts(self):
+        """`sweep.shapes` replaces an operator's timed shapes for the sweep; its
+        holdout shapes stay, and every measurement the store keeps is at one or the other."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "shapes.yaml"
+            cfg.write_text(sweep_yaml(["ts_softmax"], max_evaluations=3).replace(
+                "  backends: [cpu]\n",
+                "  backends: [cpu]\n  shapes:\n    ts_softmax: [{name: sweep_rows_2k, B: 2048, N: 512}]\n"))
+            p = kevolve("run", cfg, "--store", "shapes.h5", cwd=d)
+            self.assertEqual(p.returncode, 0, describe(p))
+            data = (Path(d) / "shapes.h5").read_bytes()
+            self.assertGreaterEqual(data.count(b"sweep_rows_2k"), 3)  # a measurement per evaluated node
+            self.assertGreaterEqual(data.count(b"odd_tail"), 3)       # the operator's holdout shape
+            self.assertEqual(data.count(b"rows_1024"), 0)             # the operator's own timed shape
+            rows = read_summary_csv(Path(d) / "shapes.summary.csv")
+            self.assertEqual(int(rows[0]["correct"]), 3, rows)
+
+
 class FromPyTorch(unittest.TestCase):
     def test_an_operator_declared_by_a_torch_line_alone_is_searched_and_beats_pytorch(self):
         """ts_swiglu has a YAML and a `torch:` line, no C++: PyTorch (fp64) is its

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -197,6 +198,46 @@ TEST(run_subprocess, leaves_no_background_process_after_a_normal_exit) {
   const auto deadline = steady::now() + 2s;
   while (steady::now() < deadline && process_alive(grandchild)) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(process_alive(grandchild)) << "background process " << grandchild << " outlived the call";
+}
+
+}  // namespace
+}  // namespace kevolve
+
+namespace kevolve {
+namespace {
+
+// A pausable tool (the compile-ahead pool's compilers) makes no progress
+// while a quiet_tools object lives, resumes after it, and its time limit
+// does not count the pause.
+TEST(Subprocess, PausableToolsStopWhileQuietAndTheirLimitSkipsThePause) {
+  auto dir = temp_dir::create("kevolve-quiet-");
+  ASSERT_TRUE(dir.has_value());
+  const std::string file = (dir->path() / "ticks").string();
+  std::thread tool([&] {
+    pausable_tools pausable;
+    // about 1.2 s of ticks, with a limit of 1.5 s: passes only if the 0.8 s pause is not counted
+    auto r = run_subprocess({"sh", "-c", "i=0; while [ $i -lt 120 ]; do echo $i >> " + file + "; i=$((i+1)); sleep 0.01; done"},
+                            timeout_options(std::chrono::milliseconds(1500)));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->ok()) << "timed out: " << r->timed_out << " after " << r->seconds << " s";
+  });
+  auto lines = [&] {
+    auto t = read_file(file);
+    return t ? std::count(t->begin(), t->end(), '\n') : 0;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  long during = 0;
+  {
+    quiet_tools quiet;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the stop is a signal: let it land
+    const long at_start = lines();
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    during = lines() - at_start;
+    EXPECT_GE(quiet_tools::running(), 1u);
+  }
+  tool.join();
+  EXPECT_LE(during, 1) << "the tool kept running while quiet";
+  EXPECT_EQ(lines(), 120);
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Evaluations per GPU-minute (issue 21), before and after, on one GPU: the
+# sweep of bench/cuda_throughput.yaml run for a fixed wall time by the
+# binaries of $KEVOLVE_BIN_DIR (after) and, when $OLD_DIR is given (a carried
+# older checkout: bin/, config/, knowledge/, ...), by that one (before), with
+# the PyTorch times the first run measured already on disk for the second
+# (which favours the older run). Then the time split of one `kevolve eval`.
+#
+#   KEVOLVE_BIN_DIR=DIR OLD_DIR=DIR bench/cuda_throughput.sh [NEW_SECONDS] [OLD_SECONDS]
+#
+# Results in $OUT (default /tmp/kevolve-cuda-throughput): the summaries
+# (new.csv, old.csv), the eval JSON, log.txt.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/kevolve-cuda-throughput}
+WORK=${WORK:-/tmp/kevolve-cuda-throughput-work}
+BIN=${KEVOLVE_BIN_DIR:-$ROOT/build}
+NEW_SECONDS=${1:-240}
+OLD_SECONDS=${2:-150}
+mkdir -p "$OUT" "$WORK"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+
+# run LABEL BIN_DIR DATA_ROOT CONFIG SECONDS
+run() {
+  local label=$1 bin=$2 root=$3 config=$4 seconds=$5
+  env -u LD_LIBRARY_PATH python3 "$root/bench/cuda_shapes.py" "$root" "$WORK/home-$label" >/dev/null || return 1
+  rm -f "$WORK/$label.h5"
+  local t0=$SECONDS
+  KEVOLVE_CACHE_DIR=$WORK/cache-$label KEVOLVE_WORKER=$bin/kevolve-worker KEVOLVE_HOME=$WORK/home-$label \
+    timeout -s INT -k 60 "$seconds" "$bin/kevolve" run "$config" --store "$WORK/$label.h5" >"$WORK/$label.log" 2>&1
+  local wall=$((SECONDS - t0))
+  KEVOLVE_HOME=$WORK/home-$label "$bin/kevolve" report "$WORK/$label.h5" --csv >"$OUT/$label.csv" 2>/dev/null
+  KEVOLVE_HOME=$WORK/home-$label "$bin/kevolve" report "$WORK/$label.h5" >"$OUT/$label.txt" 2>/dev/null
+  python3 - "$OUT/$label.csv" "$label" "$wall" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ev = sum(int(r["evaluations"]) for r in rows)
+busy = sum(float(r.get("seconds") or r.get("time_s") or 0) for r in rows)
+wall = float(sys.argv[3])
+print(f"{sys.argv[2]}: {ev} evaluations in {wall:.0f} s of wall time: {60 * ev / wall:.1f} per GPU-minute"
+      + (f"; {busy:.0f} s of evaluation in the tasks' clocks: {60 * ev / busy:.1f} per evaluating minute" if busy else ""))
+PY
+  tail -5 "$WORK/$label.log"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+KEVOLVE_CACHE_DIR=$WORK/cache-new "$BIN/kevolve" doctor >/dev/null 2>&1
+run new "$BIN" "$ROOT" "$ROOT/bench/cuda_throughput.yaml" "$NEW_SECONDS"
+if [ -n "${OLD_DIR:-}" ]; then
+  mkdir -p "$WORK/cache-old" && cp -r "$WORK/cache-new/torch" "$WORK/cache-new/hardware" "$WORK/cache-old/" 2>/dev/null
+  run old "$OLD_DIR/bin" "$OLD_DIR" "$ROOT/bench/cuda_throughput.yaml" "$OLD_SECONDS"
+fi
+# The time split of one evaluation (the second of two: the compile cached).
+for i in 1 2; do
+  KEVOLVE_CACHE_DIR=$WORK/cache-new KEVOLVE_HOME=$WORK/home-new "$BIN/kevolve" eval --op softmax --backend cuda \
+    --kernel "$ROOT/knowledge/examples/cuda/softmax.cu" --json >"$OUT/eval$i.json" 2>"$OUT/eval$i.err"
+done
+python3 - "$OUT/eval1.json" "$OUT/eval2.json" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    v = json.load(open(f))
+    print(f"{f}: {v['status']} in {v['seconds']:.2f} s (compile {v['compile']['seconds']:.2f} s{' cached' if v['compile'].get('cached') else ''}, overhead {v['overhead_seconds']:.2f} s)")
+    for k, s in sorted(v.get("overhead_phases", {}).items(), key=lambda x: -x[1]):
+        print(f"    {k:45s} {s:7.3f} s")
+PY
