@@ -50,6 +50,13 @@ if [ -n "${OLD_DIR:-}" ]; then
   mkdir -p "$WORK/cache-old" && cp -r "$WORK/cache-new/torch" "$WORK/cache-new/hardware" "$WORK/cache-old/" 2>/dev/null
   run old "$OLD_DIR/bin" "$OLD_DIR" "$ROOT/bench/cuda_throughput.yaml" "$OLD_SECONDS"
 fi
+# The 16-bit GEMM's default template through the evaluator, against cuBLASLt and PyTorch.
+for v in bf16 fp16; do
+  KEVOLVE_HOME=$WORK/home-new "$BIN/kevolve" kb render gemm_bias_relu --backend cuda --variant $v >"$WORK/gemm_$v.cu" &&
+    KEVOLVE_CACHE_DIR=$WORK/cache-new KEVOLVE_HOME=$WORK/home-new timeout 150 "$BIN/kevolve" eval --op gemm_bias_relu \
+      --variant $v --backend cuda --kernel "$WORK/gemm_$v.cu" --ncu off --budget 0.2 >"$OUT/gemm_$v.txt" 2>&1
+  echo "gemm_bias_relu $v (default template):"; grep -E "status|mlp_|fitness|x |×" "$OUT/gemm_$v.txt" | head -12
+done
 # The time split of one evaluation (the second of two: the compile cached).
 for i in 1 2; do
   KEVOLVE_CACHE_DIR=$WORK/cache-new KEVOLVE_HOME=$WORK/home-new "$BIN/kevolve" eval --op softmax --backend cuda \
