@@ -116,6 +116,34 @@ class SweepShapes(unittest.TestCase):
             self.assertEqual(int(rows[0]["correct"]), 3, rows)
 
 
+class Reproducible(unittest.TestCase):
+    def test_a_seeded_emulator_sweep_grows_the_same_trees_twice(self):
+        """mtia_emu (a deterministic timer), one child of each task in flight, two tasks
+        sharing the evaluator, the next requests compiled ahead: each child grows from its
+        task's verdicts so far, so the same seed gives the same trees, kernels and fitness.
+        (With search.max_in_flight above 1, when a child is expanded, relative to its
+        siblings' verdicts, depends on timing: README, "In a sweep".)"""
+        ops = ["ts_softmax", "ts_bias_gelu"]
+        with tempfile.TemporaryDirectory() as d:
+            y = (sweep_yaml(ops, max_evaluations=5).replace("backends: [cpu]", "backends: [mtia_emu]")
+                 .replace("  memory: adaptive\n", "  memory: adaptive\n  max_in_flight: 1\n"))
+            (Path(d) / "a.yaml").write_text(y)
+            runs = []
+            for name in ("one", "two"):
+                p = kevolve("run", Path(d) / "a.yaml", "--store", f"{name}.h5", cwd=d)
+                self.assertEqual(p.returncode, 0, describe(p))
+                rows = read_summary_csv(Path(d) / f"{name}.summary.csv")
+                with h5py.File(Path(d) / f"{name}.h5", "r") as f:
+                    codes = {}
+                    for i in f["tasks"]:
+                        n = f["tasks"][i]["nodes"][...]
+                        codes[str(i)] = list(zip(n["parent"].tolist(), n["status"].tolist(), n["fitness"].tolist()))
+                runs.append(([(r["task"], r["best_speedup"], r["evaluations"], r["correct"]) for r in rows], codes))
+            self.assertEqual(runs[0][0], runs[1][0])
+            self.assertEqual(runs[0][1], runs[1][1])
+            self.assertEqual(len(runs[0][0]), 2)
+
+
 class FromPyTorch(unittest.TestCase):
     def test_an_operator_declared_by_a_torch_line_alone_is_searched_and_beats_pytorch(self):
         """ts_swiglu has a YAML and a `torch:` line, no C++: PyTorch (fp64) is its
