@@ -7,6 +7,7 @@
 #include "common/paths.h"
 #include "spec/operator_baselines.h"
 #include "spec/operator_torch.h"
+#include "spec/shape_points.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {
@@ -440,29 +441,9 @@ void loader::check_expressions() {
 void loader::check_resolution() {
   auto check = [&](const std::vector<shape_point>& points, const char* key, bool holdout) {
     for (const auto& sp : points)
-      for (const auto& v : op_.variants) {
-        auto p = resolve(op_, v, sp, holdout);
-        if (p) {
-          double bytes = 0;
-          for (const auto& t : p->inputs) bytes += double(t.bytes());
-          for (const auto& t : p->outputs) bytes += double(t.bytes());
-          if (bytes > kMaxShapeBytes) {
-            r_.fail_at_line(lines_[std::string(key) + ":" + sp.name], std::string(key) + "." + sp.name,
-                            "does not fit the memory limit: its inputs and outputs take " +
-                                std::to_string(int64_t(bytes / double(1 << 20))) + " MiB in variant '" + v.name +
-                                "', expected at most " + std::to_string(int64_t(kMaxShapeBytes / double(1 << 20))) +
-                                " MiB (the evaluator keeps several input sets and an fp64 copy)");
-            return;
-          }
-        }
-        if (!p) {
-          // resolve() prefixes the file name; keep only what follows it.
-          std::string msg = p.error().message;
-          const std::string prefix = op_.file.string() + ": ";
-          if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
-          r_.fail_at_line(lines_[std::string(key) + ":" + sp.name], std::string(key) + "." + sp.name, "does not resolve: " + msg);
-          return;
-        }
+      if (const std::string why = shape_point_problem(op_, sp, holdout); !why.empty()) {
+        r_.fail_at_line(lines_[std::string(key) + ":" + sp.name], std::string(key) + "." + sp.name, why);
+        return;
       }
   };
   check(op_.shapes, "shapes", false);

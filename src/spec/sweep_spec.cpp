@@ -7,7 +7,7 @@
 #include "eval/backends/registry.h"
 #include "spec/llm_section.h"
 #include "spec/operator_loader.h"
-#include "spec/shape_override.h"
+#include "spec/shape_points.h"
 #include "spec/yaml_reader.h"
 
 namespace kevolve::spec {

@@ -9,7 +9,7 @@
 #include "eval/compile_pool.h"
 #include "eval/evaluator.h"
 #include "spec/operator_loader.h"
-#include "spec/shape_override.h"
+#include "spec/shape_points.h"
 
 namespace kevolve::sweep {
 

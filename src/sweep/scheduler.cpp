@@ -14,7 +14,7 @@
 #include "eval/status.h"
 #include "search/engine.h"
 #include "spec/operator_loader.h"
-#include "spec/shape_override.h"
+#include "spec/shape_points.h"
 #include "store/hdf5_store.h"
 #include "sweep/skill_notes.h"
 #include "sweep/node_diagnosis.h"

@@ -1,6 +1,8 @@
-// A sweep's own timed shapes for an operator (`sweep.shapes` of the sweep
-// YAML): they replace the operator's `shapes` for every backend of the sweep;
-// its holdout shapes stay, so every kernel is still verified there.
+// Shape points of an operator: the check every point passes (the operator
+// loader's own shapes, and a sweep's), and a sweep's own timed shapes
+// (`sweep.shapes` of the sweep YAML), which replace the operator's `shapes`
+// for every backend of the sweep; its holdout shapes stay, so every kernel is
+// still verified there.
 #pragma once
 
 #include <string>
@@ -10,6 +12,11 @@
 #include "spec/operator_spec.h"
 
 namespace kevolve::spec {
+
+// Why `sp` cannot be a shape of `op`, empty when it can: it must resolve
+// under every variant and its inputs and outputs fit kMaxShapeBytes. The
+// reason has no file name ("does not resolve: ...").
+std::string shape_point_problem(const operator_spec& op, const shape_point& sp, bool holdout);
 
 // Replaces op.shapes with `points` after the checks the operator loader
 // makes of its own shapes: a name that is not a holdout's and not given

@@ -1,8 +1,30 @@
-#include "spec/shape_override.h"
+#include "spec/shape_points.h"
 
 #include <set>
 
 namespace kevolve::spec {
+
+std::string shape_point_problem(const operator_spec& op, const shape_point& sp, bool holdout) {
+  for (const auto& var : op.variants) {
+    auto p = resolve(op, var, sp, holdout);
+    if (!p) {
+      // resolve() prefixes the file name; keep only what follows it.
+      std::string msg = p.error().message;
+      const std::string prefix = op.file.string() + ": ";
+      if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
+      return "does not resolve: " + msg;
+    }
+    double bytes = 0;
+    for (const auto& t : p->inputs) bytes += double(t.bytes());
+    for (const auto& t : p->outputs) bytes += double(t.bytes());
+    if (bytes > kMaxShapeBytes)
+      return "does not fit the memory limit: its inputs and outputs take " + std::to_string(int64_t(bytes / double(1 << 20))) +
+             " MiB in variant '" + var.name + "', expected at most " +
+             std::to_string(int64_t(kMaxShapeBytes / double(1 << 20))) +
+             " MiB (the evaluator keeps several input sets and an fp64 copy)";
+  }
+  return "";
+}
 
 expected<void> replace_timed_shapes(operator_spec& op, const std::vector<shape_point>& points) {
   if (points.empty()) return make_error(errc::invalid_input, "must list at least one shape {name, <symbol>: integer...}");
@@ -28,23 +50,8 @@ expected<void> replace_timed_shapes(operator_spec& op, const std::vector<shape_p
     for (const auto& s : op.symbols)
       if (!sp.values.count(s))
         return make_error(errc::invalid_input, at + ": gives no value for symbol '" + s + "' (symbols: " + symbols + ")");
-    for (const auto& var : op.variants) {
-      auto p = resolve(op, var, sp, false);
-      if (!p) {
-        std::string msg = p.error().message;
-        const std::string prefix = op.file.string() + ": ";
-        if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
-        return make_error(errc::invalid_input, at + " ('" + sp.name + "'): does not resolve: " + msg);
-      }
-      double bytes = 0;
-      for (const auto& t : p->inputs) bytes += double(t.bytes());
-      for (const auto& t : p->outputs) bytes += double(t.bytes());
-      if (bytes > kMaxShapeBytes)
-        return make_error(errc::invalid_input,
-                          at + " ('" + sp.name + "'): does not fit the memory limit: its inputs and outputs take " +
-                              std::to_string(int64_t(bytes / double(1 << 20))) + " MiB in variant '" + var.name +
-                              "', expected at most " + std::to_string(int64_t(kMaxShapeBytes / double(1 << 20))) + " MiB");
-    }
+    if (const std::string why = shape_point_problem(op, sp, false); !why.empty())
+      return make_error(errc::invalid_input, at + " ('" + sp.name + "'): " + why);
   }
   op.shapes = points;
   return {};
