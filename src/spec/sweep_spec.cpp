@@ -22,12 +22,16 @@ void read_sweep_shapes(yaml_reader& r, const YAML::Node& sh, sweep_spec& s) {
     r.fail(sh, "sweep.shapes", "must map operator names to lists of shapes {name, <symbol>: integer...}");
     return;
   }
+  // Each of the sweep's operators read once, by name.
+  std::map<std::string, operator_spec> ops;
+  for (const auto& entry : s.operators)
+    if (auto o = find_operator(entry)) ops.emplace(o->name, std::move(*o));
   for (const auto& kv : sh) {
     const std::string name = kv.first.Scalar();
     const std::string key = "sweep.shapes." + name;
+    const auto found = ops.find(name);
     std::optional<operator_spec> op;
-    for (const auto& entry : s.operators)
-      if (auto o = find_operator(entry); o && o->name == name) op = std::move(*o);
+    if (found != ops.end()) op = found->second;
     if (!op) {
       r.fail(kv.first, key, "names an operator that is not in sweep.operators");
       continue;
