@@ -1,5 +1,6 @@
 #include "search/engine.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace kevolve::search {
@@ -20,12 +21,19 @@ search_engine::search_engine(const search_config& c)
     : config_(c), policy_(make_policy(c.policy)), rng_(c.seed) {}
 
 search_engine::snapshot search_engine::save() const {
+  // Held verdicts are part of what a checkpoint keeps: the snapshot is the
+  // engine with them applied (a resumed search continues from everything
+  // known, and nothing is evaluated twice).
+  search_engine e = *this;
+  std::vector<verdict> held = e.held_;
+  std::sort(held.begin(), held.end(), [](const verdict& a, const verdict& b) { return a.child < b.child; });
+  for (const verdict& v : held) e.apply(v);
   snapshot s;
-  s.nodes = tree_;
+  s.nodes = std::move(e.tree_);
   s.random = rng_.state();
-  s.evaluations = evaluations_;
-  s.since_improvement = since_improvement_;
-  s.best_fitness = best_fitness_;
+  s.evaluations = e.evaluations_;
+  s.since_improvement = e.since_improvement_;
+  s.best_fitness = e.best_fitness_;
   return s;
 }
 
@@ -64,10 +72,18 @@ search_progress search_engine::progress(double now) const {
 
 std::string search_engine::stopped(double now) const { return stop_reason(config_.stop, progress(now)); }
 
-std::optional<expansion> search_engine::next(double now) {
-  if (!stopped(now).empty() || in_flight_ >= config_.max_in_flight) return std::nullopt;
+bool search_engine::can_grow(double now) const {
   // Pending evaluations count against the budget: never hand out more.
-  if (config_.stop.max_evaluations > 0 && evaluations_ + in_flight_ >= config_.stop.max_evaluations) return std::nullopt;
+  return stopped(now).empty() &&
+         !(config_.stop.max_evaluations > 0 && evaluations_ + in_flight_ >= config_.stop.max_evaluations);
+}
+
+std::optional<expansion> search_engine::next(double now) {
+  if (!can_grow(now)) {
+    apply_ready(now);  // nothing more is handed out: every held verdict is applied
+    return std::nullopt;
+  }
+  if (in_flight_ >= config_.max_in_flight) return std::nullopt;
   const node_id selected = policy_->select(tree_, rng_);
   memory_choice m = choose_memory(config_.memory, tree_, selected, rng_);
   expansion e;
@@ -76,6 +92,7 @@ std::optional<expansion> search_engine::next(double now) {
   e.context = m.context;
   e.child = tree_.add_child(m.parent, m.mode, std::move(m.context), now);
   ++in_flight_;
+  apply_ready(now);  // the verdict this child was not to see, if it is in
   return e;
 }
 
@@ -87,28 +104,57 @@ void search_engine::set_code(node_id child, std::string origin, std::string code
 
 void search_engine::record(node_id child, eval::status result, double fitness, const std::string& reason, double now,
                            int rank) {
-  node& n = tree_.at(child);
-  assert(n.state == node_state::pending && "a verdict is recorded once per node");
+  assert(tree_.at(child).state == node_state::pending && "a verdict is recorded once per node");
+  assert(std::none_of(held_.begin(), held_.end(), [&](const verdict& v) { return v.child == child; }) &&
+         "a verdict is recorded once per node");
+  held_.push_back({child, result, fitness, reason, now, rank});
+  apply_ready(now);
+}
+
+void search_engine::apply_ready(double now) {
+  for (;;) {
+    // The earliest child handed out and not yet applied: its verdict is next.
+    node_id first = kNoNode;
+    for (const node& n : tree_.nodes())
+      if (n.id != kRoot && n.state == node_state::pending) {
+        first = n.id;
+        break;
+      }
+    const auto v = std::find_if(held_.begin(), held_.end(), [&](const verdict& h) { return h.child == first; });
+    if (first == kNoNode || v == held_.end()) return;
+    // While children are still handed out, child k sees exactly the first
+    // k - max_in_flight verdicts: apply one only if the next child may see it.
+    if (in_flight_ <= config_.max_in_flight - 1 && can_grow(now)) return;
+    const verdict x = *v;
+    held_.erase(v);
+    apply(x);
+  }
+}
+
+void search_engine::apply(const verdict& v) {
+  node& n = tree_.at(v.child);
   n.state = node_state::evaluated;
-  n.rank = rank;
-  n.result = result;
-  n.fitness = result == eval::status::ok ? fitness : 0.0;
-  n.reason = reason;
-  n.finished_s = now;
+  n.rank = v.rank;
+  n.result = v.result;
+  n.fitness = v.result == eval::status::ok ? v.fitness : 0.0;
+  n.reason = v.reason;
+  n.finished_s = v.now;
   --in_flight_;
   ++evaluations_;
-  if (n.ok() && n.fitness > best_fitness_) {
+  const bool improved = n.ok() && n.fitness > best_fitness_;
+  if (improved) {
     best_fitness_ = n.fitness;
     since_improvement_ = 0;
   } else {
     ++since_improvement_;
   }
   const double r = reward(n);
-  for (node_id id : tree_.path(child, true)) {
+  for (node_id id : tree_.path(v.child, true)) {
     node& p = tree_.at(id);
     ++p.visits;
     p.value_sum += r;
   }
+  applied_.push_back({v.child, improved});
 }
 
 }  // namespace kevolve::search

@@ -128,6 +128,12 @@ void coordinator::fill(outbox& out, double now) {
     }
   }
   for (auto& [rank, request] : dispatcher_.assign(now)) out.evaluations.emplace_back(rank, std::move(request));
+  // Notes on improvements (a verdict may reach its tree while a child is
+  // grown, so after next() as well as after a result).
+  for (synth_job& job : scheduler_->take_note_jobs()) {
+    ++notes_pending_;
+    out.synthesis.push_back(std::move(job));
+  }
   bool synthesizing = notes_pending_ > 0;
   for (const auto& [b, n] : synthesizing_) synthesizing |= n > 0;
   if (scheduler_->finished() && dispatcher_.outstanding() == 0 && !synthesizing) {
@@ -188,11 +194,6 @@ outbox coordinator::on_result(const eval_result& r, double now) {
     return out;
   } else {
     out.progress = true;
-  }
-  for (synth_job& job : scheduler_->take_note_jobs()) {
-    if (phase_ != phase::running) continue;  // a stopping sweep asks for nothing more
-    ++notes_pending_;
-    out.synthesis.push_back(std::move(job));
   }
   if (phase_ == phase::draining) {
     if (dispatcher_.held() == 0) {

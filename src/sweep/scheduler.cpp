@@ -283,6 +283,7 @@ work scheduler::grow(active_task& t) {
     t.reissue.erase(t.reissue.begin());
   } else {
     auto x = t.engine->next(now(t));
+    ask_for_notes(t);  // next() may apply a held verdict
     if (!x) {
       // Stopped, or nothing left to grow: the task ends once nothing is in flight.
       if (t.engine->in_flight() == 0) {
@@ -364,6 +365,7 @@ std::optional<eval_request> scheduler::written(const synth_job& job, const synth
     if (!out.ok) {
       t->spent += 0.001;  // so that a synthesizer failing every time still ends a timed task
       t->engine->record(job.node, eval::status::skipped, 0.0, "the synthesizer wrote nothing: " + out.error, now(*t));
+      ask_for_notes(*t);
       note_progress(*t, "node " + std::to_string(job.node) + ": skipped, the synthesizer wrote nothing: " + out.error);
       finish_if_done(*t);
       return std::nullopt;
@@ -402,8 +404,6 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   task.baseline = result.baseline;
   if (!result.fitness_over.empty()) task.fitness_over = result.fitness_over;
   t->spent += std::max(0.001, result.seconds);
-  const search::node_id best_before = t->engine->best();
-  const double before = best_before == search::kNoNode ? 0.0 : t->engine->nodes().at(best_before).fitness;
   t->engine->record(request.node, st, result.fitness, result.reason, now(*t), result.rank);
   node_diagnosis diagnosis;
   for (const auto& s : result.shapes) diagnosis.add(s);
@@ -415,22 +415,32 @@ expected<void> scheduler::record(const eval_request& request, const eval_result&
   }
   ++sweep_evaluations_;
   task.seconds_spent = now(*t);
+  ask_for_notes(*t);
   const search::node& n = t->engine->nodes().at(request.node);
-  if (st == eval::status::ok && result.fitness > before && n.parent > search::kRoot && spec_.synthesizer == "llm" &&
-      spec_.llm.skill_note_chars > 0) {
-    synth_job job;
-    job.id = next_id_++;
-    job.task = t->index;
-    job.node = request.node;
-    job.request.backend = task.backend;
-    job.note = make_note_request(task, t->engine->nodes(), request.node, t->op, t->variant);
-    note_jobs_.push_back(std::move(job));
-  }
   note_progress(*t, "node " + std::to_string(request.node) + " (" + n.origin + ", rank " + std::to_string(result.rank) +
                         "): " + result.status +
                         (st == eval::status::ok ? " " + std::to_string(result.fitness).substr(0, 5) + "x" : ""));
   finish_if_done(*t);
   return {};
+}
+
+// Verdicts reach the tree in the order their children were handed out (the
+// engine may hold one): a child that beat its task's best when applied, grown
+// from another node, gets a note job in an llm sweep.
+void scheduler::ask_for_notes(active_task& t) {
+  const store::task_record& task = record_.tasks[t.index];
+  for (const search::search_engine::applied& a : t.engine->take_applied()) {
+    if (!a.improved || t.engine->nodes().at(a.child).parent <= search::kRoot || spec_.synthesizer != "llm" ||
+        spec_.llm.skill_note_chars <= 0)
+      continue;
+    synth_job job;
+    job.id = next_id_++;
+    job.task = t.index;
+    job.node = a.child;
+    job.request.backend = task.backend;
+    job.note = make_note_request(task, t.engine->nodes(), a.child, t.op, t.variant);
+    note_jobs_.push_back(std::move(job));
+  }
 }
 
 void scheduler::note_progress(active_task& t, const std::string& last) {

@@ -79,7 +79,8 @@ class scheduler {
   // A verdict. Errors are operational (the evaluator could not load the
   // operator, ...) and end the sweep. In an llm sweep (with
   // llm.skill_note_chars > 0), a correct child that beats its task's best
-  // and grew from another node gets a note job (take_note_jobs).
+  // (when its verdict reaches the tree) and grew from another node gets a
+  // note job (take_note_jobs).
   expected<void> record(const eval_request& request, const eval_result& result);
   // Note jobs made by record() since the last call.
   std::vector<synth_job> take_note_jobs();
@@ -109,6 +110,7 @@ class scheduler {
   work grow(active_task& t);
   eval_request request_for(active_task& t, int64_t node);
   void finish_if_done(active_task& t);
+  void ask_for_notes(active_task& t);
   void note_progress(active_task& t, const std::string& last);
   double now(const active_task& t) const;
 

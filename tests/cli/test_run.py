@@ -118,15 +118,15 @@ class SweepShapes(unittest.TestCase):
 
 class Reproducible(unittest.TestCase):
     def test_a_seeded_emulator_sweep_grows_the_same_trees_twice(self):
-        """mtia_emu (a deterministic timer), one child of each task in flight, two tasks
-        sharing the evaluator, the next requests compiled ahead: each child grows from its
-        task's verdicts so far, so the same seed gives the same trees, kernels and fitness.
-        (With search.max_in_flight above 1, when a child is expanded, relative to its
-        siblings' verdicts, depends on timing: README, "In a sweep".)"""
+        """mtia_emu (a deterministic timer), three children of each task in flight, two
+        tasks sharing the evaluator, the next requests compiled ahead: verdicts reach a
+        task's tree in the order its children were handed out and child k is chosen from
+        the first k - 3 of them, however the evaluations interleave, so the same seed gives
+        the same trees, kernels and fitness."""
         ops = ["ts_softmax", "ts_bias_gelu"]
         with tempfile.TemporaryDirectory() as d:
-            y = (sweep_yaml(ops, max_evaluations=5).replace("backends: [cpu]", "backends: [mtia_emu]")
-                 .replace("  memory: adaptive\n", "  memory: adaptive\n  max_in_flight: 1\n"))
+            y = (sweep_yaml(ops, max_evaluations=7).replace("backends: [cpu]", "backends: [mtia_emu]")
+                 .replace("  memory: adaptive\n", "  memory: adaptive\n  max_in_flight: 3\n"))
             (Path(d) / "a.yaml").write_text(y)
             runs = []
             for name in ("one", "two"):

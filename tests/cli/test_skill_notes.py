@@ -123,9 +123,13 @@ class SkillNotes(unittest.TestCase):
             self.assertNotIn("decisive change", p.stdout)
 
             # A note over llm.skill_note_chars is refused, with the reason kept.
-            long_store, _, _ = self.sweep(d, "long", note_chars=100)
+            long_store, long_requests, long_out = self.sweep(d, "long", note_chars=100)
             refused, _ = skill_rows(long_store)
-            self.assertTrue(refused)
+            long_nodes, _ = nodes(long_store)
+            self.assertTrue(refused, "no skill row; nodes: %s; llm rows: %s; requests: %s; output: %s" % (
+                [(n["id"], n["parent"], n["status"], n["fitness"], n["reason"][:120]) for n in long_nodes],
+                [(r["node"], r["status"], r["error"][:120]) for r in llm_rows(long_store)],
+                [q["body"][-200:] for q in long_requests], long_out[-3000:]))
             why = "the note has %d characters, over the limit of 100 (llm.skill_note_chars)" % len(NOTE)
             for k in refused:
                 self.assertEqual((k["accepted"], k["note"], k["reason"]), (0, "", why))

@@ -276,9 +276,71 @@ TEST(SearchEngine, ManyEvaluationsInFlight) {
   EXPECT_EQ(out.size(), 5u);
   EXPECT_EQ(e.in_flight(), 5);
   for (size_t i = 1; i < out.size(); ++i) EXPECT_NE(out[i].child, out[i - 1].child);
-  e.record(out[2].child, eval::status::ok, 1.2, "", 1);  // verdicts may arrive out of order
+  // A verdict that arrives before an earlier child's is held: it reaches the
+  // tree after that one, so nothing is handed out yet.
+  e.record(out[2].child, eval::status::ok, 1.2, "", 1);
+  EXPECT_EQ(e.in_flight(), 5);
+  EXPECT_EQ(e.held(), 1);
+  EXPECT_EQ(e.nodes().at(out[2].child).state, node_state::pending);
+  EXPECT_FALSE(e.next(1).has_value());
+  e.record(out[0].child, eval::status::ok, 1.1, "", 2);
   EXPECT_EQ(e.in_flight(), 4);
-  EXPECT_TRUE(e.next(1).has_value());
+  EXPECT_EQ(e.nodes().at(out[0].child).state, node_state::evaluated);
+  EXPECT_TRUE(e.next(2).has_value());
+}
+
+// Verdicts of children in flight arriving in any order, and the caller asking
+// for the next child early or late, grow the same tree: child k is chosen from
+// exactly the first k - max_in_flight verdicts.
+TEST(SearchEngine, TheOrderVerdictsArriveInDoesNotChangeTheTree) {
+  for (const char* policy : {"uct", "greedy", "tournament"})
+    for (int in_flight : {1, 2, 4}) {
+      auto c = base_config(policy);
+      c.max_in_flight = in_flight;
+      std::vector<std::string> trees;
+      for (uint64_t arrival : {0u, 1u, 2u, 3u}) {
+        search_engine e = make(c);
+        rng order(arrival);
+        std::vector<expansion> pending;
+        double now = 0;
+        for (int step = 0; step < 1000 && !e.finished(now); ++step) {
+          // Arrival 0: in order, the next child asked for after every verdict;
+          // the others: a random verdict in flight, the caller sometimes late.
+          if (arrival == 0 || order.uniform() < 0.7)
+            while (auto x = e.next(now)) pending.push_back(*x);
+          if (pending.empty()) continue;
+          const size_t i = arrival == 0 ? 0 : size_t(order.uniform() * double(pending.size())) % pending.size();
+          const expansion x = pending[i];
+          pending.erase(pending.begin() + long(i));
+          const auto v = landscape(e.nodes(), x);
+          e.record(x.child, v.result, v.fitness, v.reason, ++now);
+        }
+        EXPECT_TRUE(e.finished(now)) << policy << " " << in_flight;
+        EXPECT_EQ(e.held(), 0);
+        EXPECT_EQ(e.progress(0).evaluations, c.stop.max_evaluations);
+        trees.push_back(fingerprint(e.nodes()));
+      }
+      for (size_t i = 1; i < trees.size(); ++i) EXPECT_EQ(trees[0], trees[i]) << policy << ", " << in_flight << " in flight, arrival " << i;
+    }
+}
+
+// A checkpoint keeps held verdicts: the snapshot has them applied.
+TEST(SearchEngine, ASnapshotKeepsHeldVerdicts) {
+  auto c = base_config("greedy");
+  c.max_in_flight = 3;
+  search_engine e = make(c);
+  std::vector<expansion> out;
+  while (auto x = e.next(0)) out.push_back(*x);
+  e.record(out[1].child, eval::status::ok, 2.0, "", 1);
+  e.record(out[2].child, eval::status::wrong_result, 0.0, "mismatch", 2);
+  ASSERT_EQ(e.held(), 2);
+  auto restored = search_engine::restore(c, e.save());
+  ASSERT_TRUE(restored.has_value()) << restored.error().message;
+  EXPECT_EQ(restored->pending_nodes(), std::vector<node_id>{out[0].child});
+  EXPECT_EQ(restored->nodes().at(out[1].child).fitness, 2.0);
+  EXPECT_EQ(restored->nodes().at(out[2].child).reason, "mismatch");
+  EXPECT_EQ(restored->progress(0).evaluations, 2);
+  EXPECT_EQ(restored->progress(0).best_fitness, 2.0);
 }
 
 TEST(SearchEngine, BadConfigNamesTheKey) {
