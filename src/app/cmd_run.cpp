@@ -17,6 +17,7 @@
 #include "spec/sweep_spec.h"
 #include "sweep/evaluation_service.h"
 #include "sweep/scheduler.h"
+#include "synth/builtin_synthesizer.h"
 #include "synth/factory.h"
 #include "transport/launch.h"
 #include "transport/mpi_transport.h"
@@ -123,6 +124,20 @@ int run_sweep(const cli::run_command& cmd) {
     const int code = report_error(r.error());
     if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
     return leave(link.get(), true, code);
+  }
+  // A builtin sweep ends a task no template serves when it starts, saying
+  // why once, rather than growing children that are all skipped.
+  if (spec->synthesizer == "builtin") {
+    auto builtin = synth::make_builtin_synthesizer();
+    if (!builtin) {
+      const int code = report_error(builtin.error());
+      if (link && link->size() > 1) actors::stop_evaluator_ranks(*link);
+      return leave(link.get(), true, code);
+    }
+    std::shared_ptr<const synth::builtin_synthesizer> check = std::move(*builtin);
+    (*scheduler)->set_unserved_check([check](const spec::operator_spec& op, const spec::variant& v, const std::string& backend) {
+      return check->unserved(op, &v, backend);
+    });
   }
   const int ranks = link ? link->size() : 1;
   std::printf("sweep %s -> %s (%zu operators, %s, %s)\n", cmd.config.c_str(), options.store.c_str(), spec->operators.size(),

@@ -19,7 +19,8 @@ const std::set<std::string> kTopKeys = {
     "name",     "class",      "description",    "variants",     "symbols",           "derived",
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
-    "reference", "torch", "allowed_libraries", "template", "data_symbols", "default_variant"};
+    "reference", "torch", "allowed_libraries", "template", "data_symbols", "default_variant",
+    "graph"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction", "conv",
@@ -520,6 +521,7 @@ expected<operator_spec> loader::run() {
     op_.max_speedup = *v;
   }
   read_torch(r_, root, file_, op_);
+  read_graph(r_, root, op_);
   // Without a C++ reference, PyTorch (in fp64) is the reference.
   if (auto ref = r_.string_value(root, "reference", "reference", !op_.has_torch())) {
     op_.reference = file_.parent_path() / *ref;

@@ -117,6 +117,11 @@ struct operator_spec {
   bool torch_reference() const { return reference.empty(); }
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::string> template_params;
+  // The traced forward's aten ops, in order (`graph.ops`; from `kevolve ops
+  // import`), and the op that gave the operator its class (`graph.main`):
+  // what a sweep names when no class template serves the operator.
+  std::vector<std::string> graph_ops;
+  std::string graph_main;
 
   const variant* find_variant(const std::string& name) const;
   const shape_point* find_shape(const std::string& name) const;  // timed or holdout

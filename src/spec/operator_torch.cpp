@@ -101,4 +101,26 @@ void read_torch(yaml_reader& r, const YAML::Node& root, const fs::path& file, op
   op.torch_entry = entry.dump();
 }
 
+void read_graph(yaml_reader& r, const YAML::Node& root, operator_spec& op) {
+  YAML::Node g = r.child(root, "graph", "graph", false);
+  if (!g.IsDefined()) return;
+  if (!g.IsMap()) {
+    r.fail(g, "graph", "must be a map {ops: [aten::..., ...], main: aten::...}, got " + yaml_reader::describe(g));
+    return;
+  }
+  r.reject_unknown_keys(g, {"ops", "main"}, "graph.");
+  YAML::Node ops = r.child(g, "ops", "graph.ops", true);
+  if (ops.IsDefined() && !ops.IsSequence()) r.fail(ops, "graph.ops", "must be a list of op names (aten::...), got " + yaml_reader::describe(ops));
+  else if (ops.IsDefined())
+    for (const auto& o : ops) {
+      if (!o.IsScalar() || o.Scalar().empty()) r.fail(o, "graph.ops", "must hold op names (aten::...), got " + yaml_reader::describe(o));
+      else op.graph_ops.push_back(o.Scalar());
+    }
+  if (YAML::Node m = r.child(g, "main", "graph.main", false); m.IsDefined()) {
+    if (!m.IsScalar() || std::find(op.graph_ops.begin(), op.graph_ops.end(), m.Scalar()) == op.graph_ops.end())
+      r.fail(m, "graph.main", "must be one of graph.ops, got " + yaml_reader::describe(m));
+    else op.graph_main = m.Scalar();
+  }
+}
+
 }  // namespace kevolve::spec

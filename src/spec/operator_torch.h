@@ -19,4 +19,9 @@ namespace kevolve::spec {
 // first).
 void read_torch(yaml_reader& r, const YAML::Node& root, const std::filesystem::path& file, operator_spec& op);
 
+// Fills op.graph_ops and op.graph_main from `graph: {ops: [...], main: ...}`
+// (what `kevolve ops import` traced: the forward's aten ops, and the one that
+// gave the operator its class).
+void read_graph(yaml_reader& r, const YAML::Node& root, operator_spec& op);
+
 }  // namespace kevolve::spec

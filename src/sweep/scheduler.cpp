@@ -240,6 +240,13 @@ scheduler::active_task* scheduler::activate(size_t index) {
           const search::node_id best = st.search.nodes.best();
           if (best != search::kNoNode) t->seeds.push_back(st.search.nodes.at(best).code);
         }
+  if (unserved_ && t->engine->nodes().size() <= 1 && t->seeds.empty())
+    if (std::string why = unserved_(t->op, *t->variant, task.backend); !why.empty()) {
+      log::warn("task {}: {}", task.id, why);
+      task.stop_reason = why;
+      ++progress_.tasks_done;
+      return nullptr;
+    }
   for (const auto& m : task.measurements)
     if (!m.holdout) t->worst[m.node].add(m);
   const auto p = spec_.priorities.find(task.op);

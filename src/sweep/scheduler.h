@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +100,13 @@ class scheduler {
   const run_options& options() const { return options_; }
   // The --seed-from stores, in the order of options().seed_from.
   const std::vector<store::sweep_record>& seed_stores() const { return seed_stores_; }
+  // Why no child of a task could be written ("" when one can): a task it
+  // names ends when it starts, its stop reason saying why, instead of growing
+  // children that are all skipped (kevolve run sets the builtin
+  // synthesizer's check in a builtin sweep). Tasks with seed kernels or
+  // earlier nodes still run.
+  using unserved_check = std::function<std::string(const spec::operator_spec&, const spec::variant&, const std::string&)>;
+  void set_unserved_check(unserved_check check) { unserved_ = std::move(check); }
   // Rank counters of this run, kept with the record (the store's `ranks`).
   void set_rank_stats(std::vector<rank_stats> stats);
 
@@ -122,6 +130,7 @@ class scheduler {
   std::vector<std::unique_ptr<active_task>> active_;
   std::vector<bool> activated_;
   std::vector<synth_job> note_jobs_;
+  unserved_check unserved_;
   uint64_t next_id_ = 1;
   int64_t sweep_evaluations_ = 0;
   std::chrono::steady_clock::time_point started_;

@@ -63,6 +63,26 @@ std::vector<const template_info*> builtin_synthesizer::serving(const spec::opera
   return out;
 }
 
+std::string builtin_synthesizer::unserved(const spec::operator_spec& op, const spec::variant* v,
+                                          const std::string& backend) const {
+  if (!serving(op, v, backend).empty()) return "";
+  if (v && !serving(op, nullptr, backend).empty())
+    return "no " + backend + " template serves operator " + op.name + " in variant " + v->name +
+           " (the templates of its class serve other dtypes)";
+  std::string keys;
+  for (const auto& [k, val] : op.template_params) keys += (keys.empty() ? "" : ", ") + k + ": " + val;
+  std::string why = "no " + backend + " class template serves operator " + op.name;
+  if (!op.graph_main.empty()) {
+    why += ": its graph has " + op.graph_main + " (class " + op.op_class + "), which no " + backend +
+           " class template covers; graph:";
+    for (const auto& o : op.graph_ops) why += " " + o;
+  } else {
+    why += " (class " + op.op_class + (keys.empty() ? ", no template keys" : ", template keys " + keys) + ")";
+  }
+  return why + "; give it an llm endpoint, a kernel of its own (--seed-from), or a class and template keys a template "
+               "serves (knowledge/templates/README.md)";
+}
+
 bool builtin_synthesizer::supports(const spec::operator_spec& op, const std::string& backend) const {
   return !serving(op, nullptr, backend).empty();
 }
@@ -119,8 +139,7 @@ synthesis_result builtin_synthesizer::write(const synthesis_request& req) {
   }
   const auto ts = serving(*req.op, req.variant, req.backend);
   if (ts.empty()) {
-    res.error = "no " + req.backend + " template serves operator " + req.op->name + " (class " + req.op->op_class +
-                (req.variant ? ", variant " + req.variant->name : std::string()) + ")";
+    res.error = unserved(*req.op, req.variant, req.backend);
     return res;
   }
   rng r(req.seed ^ 0x6b65766f6c7665ull);

@@ -43,6 +43,10 @@ class builtin_synthesizer : public synthesizer {
   // Templates that serve the operator (and variant, when given), best first.
   std::vector<const template_info*> serving(const spec::operator_spec& op, const spec::variant* v,
                                             const std::string& backend) const;
+  // Empty when a template serves the operator in the variant on the backend;
+  // else why not, in one sentence a user can act on (the traced graph's op
+  // that no class covers, when the operator was imported from PyTorch).
+  std::string unserved(const spec::operator_spec& op, const spec::variant* v, const std::string& backend) const;
   // The code of one template at one parameter set (normalized into its space).
   synthesis_result render_with(const template_info& t, const spec::operator_spec& op, const param_set& params,
                                const std::string& summary) const;

@@ -95,6 +95,31 @@ def _expression(calls, input_names, inputs, outputs):
     return known.get(id(outputs[0]))
 
 
+def graph(base):
+    """{ops, main} of a probe at the base point: the forward's aten ops in
+    order (each once, views left out) and the op that decides its class (the
+    convolution, matmul, pooling or scan; for `custom`, the first op no class
+    covers), for the YAML's `graph` key."""
+    calls = [c for c in base["calls"] if not c[0].is_view]
+    names = [c[0]._overloadpacket.__name__ for c in calls]
+    pointwise = [torch.Tag.pointwise in c[0].tags for c in calls]
+    ops = list(dict.fromkeys("aten::" + n for n in names))
+    main = None
+    for group in (CONV, MATMUL, POOL, SCAN):
+        main = main or next((n for n in names if n in group), None)
+    if sum(n in MATMUL for n in names) > 1:
+        main = [n for n in names if n in MATMUL][1]
+    if main is None:
+        main = next((n for n, p in zip(names, pointwise) if not p and n not in REDUCE
+                     and n not in ("empty", "empty_like", "copy_", "clone")), None)
+    if main is None:
+        main = next((n for n in names if n in REDUCE), None)
+    out = {"ops": ops}
+    if main is not None:
+        out["main"] = "aten::" + main
+    return out
+
+
 def classify(base, input_names):
     """(class, template map) of a probe at the base point; input_names:
     the operator's inputs (forward's, then the module state's)."""

@@ -63,4 +63,7 @@ def operator_yaml(op):
     out.append(f"torch: {flow(op['torch'])}")
     if op["template"]:
         out.append(f"template: {flow(op['template'])}")
+    if op.get("graph", {}).get("ops"):
+        out.append("# the traced forward's aten ops, and the one that gave it its class")
+        out.append(f"graph: {flow(op['graph'])}")
     return "\n".join(out) + "\n"

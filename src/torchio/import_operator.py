@@ -25,7 +25,7 @@ import sympy  # noqa: E402
 import torch  # noqa: E402
 
 import torch_entry  # noqa: E402
-from classify import classify  # noqa: E402
+from classify import classify, graph  # noqa: E402
 from emit import operator_yaml  # noqa: E402
 from fit import FitError, evaluate, fit_polynomial, render, sym  # noqa: E402
 from generators import for_state, from_sample  # noqa: E402
@@ -253,7 +253,7 @@ def build_operator(path, name, scale, eval_mode):
                       f"of every other op, interpolated exactly as a polynomial in the sizes from {calls} meta-device "
                       f"runs at multiples of the file's sizes"),
         "tolerance": {k: TOLERANCE[k] for k in dict.fromkeys(out_kinds) if k in TOLERANCE},
-        "torch": entry, "template": template,
+        "torch": entry, "template": template, "graph": graph(base),
     }
 
 

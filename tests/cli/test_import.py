@@ -29,6 +29,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import h5py
 import torch
 import yaml
 
@@ -178,6 +179,46 @@ class KernelBench(unittest.TestCase):
                 self.assertIn("in training mode", p.stderr)
                 self.assertIn("--eval-mode", p.stderr)
         self.assertEqual(len(list(self.imported())), 24)
+
+    def test_each_keeps_its_traced_graph(self):
+        """`graph.ops`: the forward's aten ops; `graph.main`: the op that gave the class."""
+        mains = {}
+        for f, _, op in self.imported():
+            g = op.get("graph")
+            self.assertTrue(g and g["ops"] and all(o.startswith("aten::") for o in g["ops"]), (f, g))
+            if "main" in g:
+                self.assertIn(g["main"], g["ops"])
+            mains[Path(f).stem] = g.get("main")
+        self.assertEqual(mains["9_Matmul_Subtract_Multiply_ReLU"], "aten::addmm")
+        self.assertIn(mains["54_conv_standard_3D__square_input__square_kernel"], ("aten::convolution", "aten::conv3d"))
+        self.assertIn(mains["44_Average_Pooling_1D"], ("aten::avg_pool1d", "aten::avg_pool2d"))  # 1-D pools run as 2-D
+
+    def test_a_sweep_says_once_what_no_template_serves(self):
+        """A builtin sweep of an imported operator no class template serves ends its task
+        when it starts, its stop reason naming the op of the graph no class covers: no
+        skipped nodes."""
+        f, yaml_path, op = next((f, y, o) for f, y, o in self.imported() if Path(f).stem == "9_Matmul_Subtract_Multiply_ReLU")
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "s.yaml"
+            cfg.write_text(f"""sweep:
+  operators: [{yaml_path}]
+  backends: [cpu]
+  synthesizer: builtin
+search:
+  stop: {{max_evaluations: 6}}
+evaluator:
+  torch_baselines: off
+""")
+            p = kevolve("run", cfg, "--store", Path(d) / "s.h5")
+            self.assertEqual(p.returncode, EXIT_OK, describe(p))
+            why = ("no cpu class template serves operator kb2_9_matmul_subtract_multiply_relu: its graph has aten::addmm "
+                   "(class matmul), which no cpu class template covers")
+            self.assertEqual(p.stderr.count(why), 1, describe(p))
+            with h5py.File(Path(d) / "s.h5", "r") as h:
+                g = h["tasks/0"]
+                stop = g.attrs["stop_reason"]
+                self.assertIn(why, stop.decode() if isinstance(stop, bytes) else stop)
+                self.assertEqual(len(g["nodes"]), 1)  # the root only
 
     def test_each_validates(self):
         paths = [y for _, y, _ in self.imported()]

@@ -184,7 +184,24 @@ TEST_F(BuiltinSynth, YamlOnlyElementwiseOperatorIsServedGenerically) {
   req.op = &scan;
   const auto none = synth_->write(req);
   EXPECT_FALSE(none.ok);
-  EXPECT_NE(none.error.find("no cpu template"), std::string::npos) << none.error;
+  EXPECT_NE(none.error.find("no cpu class template serves operator " + scan.name + " (class scan, no template keys)"),
+            std::string::npos)
+      << none.error;
+  // An imported operator names the op of its graph that no class covers.
+  scan.graph_ops = {"aten::cumsum", "aten::mul"};
+  scan.graph_main = "aten::cumsum";
+  EXPECT_NE(synth_->unserved(scan, nullptr, "cpu")
+                .find("its graph has aten::cumsum (class scan), which no cpu class template covers; graph: aten::cumsum aten::mul"),
+            std::string::npos)
+      << synth_->unserved(scan, nullptr, "cpu");
+  // A served operator in a dtype its templates do not take says so.
+  const auto gemm = catalog("gemm_bias_relu");
+  const spec::variant* bf16 = gemm.find_variant("bf16");
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_EQ(synth_->unserved(gemm, gemm.find_variant("fp32"), "cpu"), "");
+  EXPECT_NE(synth_->unserved(gemm, bf16, "cpu").find("in variant bf16 (the templates of its class serve other dtypes)"),
+            std::string::npos)
+      << synth_->unserved(gemm, bf16, "cpu");
 }
 
 // A profiled cuda parent is steered by its hardware counters: memory-bound
