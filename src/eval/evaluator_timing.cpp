@@ -264,6 +264,9 @@ void evaluator::attach_ceiling(size_t p, double call_bytes, shape_verdict& sv) c
   w.flops = ps.inst.flops;
   w.call_bytes = call_bytes;
   w.int_passes = ps.inst.int_passes;
+  // The tightest tolerance of the float outputs decides whether fp32
+  // products may run as one bf16 product; with none (integer outputs:
+  // compares, hashes) no product needs the split.
   w.rtol = 1.0;
   for (const auto& t : ps.inst.inputs)
     if (spec::is_float(t.type)) w.float_bits = std::max(w.float_bits, int(spec::dtype_size(t.type) * 8));
