@@ -87,7 +87,7 @@ typename Inspector::result_type inspect(Inspector& f, shape_measurement& x) {
   return f(caf::meta::type_name("shape_measurement"), x.node, x.shape, x.holdout, x.status, x.max_abs_error,
            x.candidate_median_s, x.candidate_p10_s, x.candidate_p90_s, x.baseline_median_s, x.speedup, x.achieved_gbs,
            x.achieved_gflops, x.roofline_fraction, x.bottleneck, x.torch_eager_median_s, x.torch_compile_median_s, x.profile,
-           x.metrics);
+           x.metrics, x.attainable_fraction, x.bound);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, rank_record& x) {

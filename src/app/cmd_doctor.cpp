@@ -105,7 +105,7 @@ int run_doctor(const cli::doctor_command& cmd) {
   for (const eval::backend_descriptor* d : eval::registered_backends()) {
     nlohmann::json& b = j["backend"][d->name];
     b["language"] = d->language;
-    b["hardware"] = d->hardware_tag;
+    b["hardware"] = eval::hardware_tag_of(d->name);
     if (auto ok = eval::backend_usable(*d); !ok) {
       b["usable"] = false;
       b["why_not"] = ok.error().message;
@@ -161,7 +161,7 @@ int run_doctor(const cli::doctor_command& cmd) {
     const auto& b = j["backend"][d->name];
     show(d->name.c_str(), !b["usable"].get<bool>()  ? "not usable: " + b["why_not"].get<std::string>()
                           : b.contains("compile_only") ? "compile_only: " + b["compile_only"].get<std::string>()
-                                                       : d->language + ", " + d->hardware_tag);
+                                                       : d->language + ", " + eval::hardware_tag_of(d->name));
   }
   std::string list;
   for (const auto& b : backends) list += (list.empty() ? "" : ", ") + b;

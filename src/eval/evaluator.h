@@ -112,6 +112,7 @@ class evaluator {
   void profile_with_ncu(const std::filesystem::path& library, verdict& v, run_totals& totals);
   // Speedup, roofline placement and the plausibility checks of timed shapes.
   shape_verdict judge_times(size_t problem, shape_verdict sv);
+  void attach_ceiling(size_t problem, double call_bytes, shape_verdict& sv) const;
 
   spec::operator_spec op_;
   const spec::variant* variant_ = nullptr;

@@ -255,6 +255,32 @@ bool evaluator::check_left_behind(size_t p, uint32_t checked_set, const char* wh
   return true;
 }
 
+// The attainable ceiling beside the roofline (the guard below stays on the
+// roofline floor): what the operator asks of the device at this shape.
+void evaluator::attach_ceiling(size_t p, double call_bytes, shape_verdict& sv) const {
+  const problem_state& ps = data_->problem(p);
+  ceiling_work w;
+  w.bytes = ps.roofline_bytes();
+  w.flops = ps.inst.flops;
+  w.call_bytes = call_bytes;
+  w.int_passes = ps.inst.int_passes;
+  // The tightest tolerance of the float outputs decides whether fp32
+  // products may run as one bf16 product; with none (integer outputs:
+  // compares, hashes) no product needs the split.
+  w.rtol = 1.0;
+  for (const auto& t : ps.inst.inputs)
+    if (spec::is_float(t.type)) w.float_bits = std::max(w.float_bits, int(spec::dtype_size(t.type) * 8));
+  for (const auto& t : ps.inst.outputs) {
+    if (!spec::is_float(t.type)) continue;
+    const auto tol = op_.tolerances.find(t.type);
+    w.rtol = std::min(w.rtol, tol == op_.tolerances.end() ? 0.0 : tol->second.rtol);
+  }
+  const ceiling c = backend_->attainable(w);
+  if (!(c.seconds > 0) || !(sv.candidate.median_s > 0)) return;
+  sv.attainable_fraction = c.seconds / sv.candidate.median_s;
+  sv.bound = c.bound;
+}
+
 shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   const problem_state& ps = data_->problem(p);
   double call_bytes = double(ps.inst.workspace_bytes);
@@ -271,6 +297,7 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   sv.roofline_fraction = rp.fraction;
   sv.baseline_roofline_fraction = rb.fraction;
   sv.roofline_gbs = hw.peak_bandwidth_gbs;
+  attach_ceiling(p, call_bytes, sv);
   attach_torch(p, sv);
   sv.fitness_speedup = fitness_torch_ ? sv.torch_speedup() : sv.speedup;
   if (sv.bottleneck.empty()) sv.bottleneck = rp.bottleneck;

@@ -53,6 +53,10 @@ nlohmann::json to_json(const verdict& v) {
       j["achieved_gflops"] = s.achieved_gflops;
       j["roofline_fraction"] = s.roofline_fraction;
       j["baseline_roofline_fraction"] = s.baseline_roofline_fraction;
+      if (s.attainable_fraction > 0) {
+        j["attainable_fraction"] = s.attainable_fraction;
+        j["bound"] = s.bound;
+      }
       j["bottleneck"] = s.bottleneck;
       j["roofline_gbs"] = s.roofline_gbs;
       if (!s.profile.empty()) j["profile"] = s.profile;

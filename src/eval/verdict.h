@@ -53,6 +53,11 @@ struct shape_verdict {
   double achieved_gflops = 0.0;
   double roofline_fraction = 0.0;  // roofline floor time / candidate time
   double baseline_roofline_fraction = 0.0;
+  // The attainable ceiling (eval/backends/ceiling.h: the roofline plus what
+  // no kernel avoids on the device) / candidate time; 0: the backend has no
+  // ceiling (only mtia_emu has one). `bound`: what bounds the ceiling.
+  double attainable_fraction = 0.0;
+  std::string bound;
   std::string bottleneck;  // memory-bound, compute-bound, latency-bound
   double roofline_gbs = 0.0;     // the bandwidth this shape's roofline uses (mtia_emu: SRAM or DRAM)
   std::string profile;     // backends that profile calls (mtia_emu): per-engine busy, bytes, bound class;

@@ -91,6 +91,8 @@ json summary_json(const task_summary& s, const store::task_record& t) {
           {"best_speedup", s.best_speedup},
           {"fitness_over", s.fitness_over},
           {"best_roofline_fraction", s.best_roofline},
+          {"best_attainable_fraction", s.best_attainable},
+          {"best_bound", s.best_bound},
           {"best_vs_torch_eager", s.best_vs_eager},
           {"best_vs_torch_compile", s.best_vs_compile},
           {"evaluations", s.evaluations},
@@ -139,7 +141,7 @@ json measurements_json(const store::task_record& t) {
     rows.push_back({m.node, m.shape, m.holdout, m.status, m.max_abs_error, m.candidate_median_s, m.candidate_p10_s,
                     m.candidate_p90_s, m.baseline_median_s, m.speedup, m.achieved_gbs, m.achieved_gflops,
                     m.roofline_fraction, m.bottleneck, m.torch_eager_median_s, m.torch_compile_median_s, m.profile,
-                    m.metrics.empty() ? json(nullptr) : json(m.metrics)});
+                    m.metrics.empty() ? json(nullptr) : json(m.metrics), m.attainable_fraction, m.bound});
   return rows;
 }
 
@@ -266,7 +268,8 @@ json report_data(const store::sweep_record& r, const std::string& store_name) {
           {"measurement_fields",
            {"node", "shape", "holdout", "status", "max_abs_error", "candidate_median_s", "candidate_p10_s",
             "candidate_p90_s", "baseline_median_s", "speedup", "achieved_gbs", "achieved_gflops", "roofline_fraction",
-            "bottleneck", "torch_eager_median_s", "torch_compile_median_s", "profile", "metrics"}},
+            "bottleneck", "torch_eager_median_s", "torch_compile_median_s", "profile", "metrics", "attainable_fraction",
+            "bound"}},
           {"tasks_beating_baseline", beaten},
           {"geomean_speedup", geomean_best_speedup(summaries)},
           {"rooflines", rooflines},

@@ -47,18 +47,23 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
         s.evaluations_to_90pct = int64_t(i + 1);
         break;
       }
-    double worst = -1;
+    double worst = -1, worst_attainable = -1;
     double log_eager = 0, log_compile = 0, log_base = 0;
     int n_eager = 0, n_compile = 0, n_base = 0;
     for (const auto& m : t.measurements) {
       if (m.node != s.best_node || m.holdout) continue;
       worst = worst < 0 ? m.roofline_fraction : std::min(worst, m.roofline_fraction);
+      if (m.attainable_fraction > 0 && (worst_attainable < 0 || m.attainable_fraction < worst_attainable)) {
+        worst_attainable = m.attainable_fraction;
+        s.best_bound = m.bound;
+      }
       if (m.candidate_median_s <= 0) continue;
       if (m.baseline_median_s > 0) log_base += std::log(m.baseline_median_s / m.candidate_median_s), ++n_base;
       if (m.torch_eager_median_s > 0) log_eager += std::log(m.torch_eager_median_s / m.candidate_median_s), ++n_eager;
       if (m.torch_compile_median_s > 0) log_compile += std::log(m.torch_compile_median_s / m.candidate_median_s), ++n_compile;
     }
     s.best_roofline = std::max(0.0, worst);
+    s.best_attainable = std::max(0.0, worst_attainable);
     s.best_vs_eager = n_eager ? std::exp(log_eager / n_eager) : 0.0;
     s.best_vs_baseline = n_base ? std::exp(log_base / n_base) : 0.0;
     s.best_vs_compile = n_compile ? std::exp(log_compile / n_compile) : 0.0;
@@ -69,17 +74,23 @@ std::vector<task_summary> summarize(const store::sweep_record& r) {
 
 namespace {
 
+bool any_ceiling(const std::vector<task_summary>& s) {
+  return std::any_of(s.begin(), s.end(), [](const task_summary& t) { return t.best_attainable > 0; });
+}
+
 bool any_torch(const std::vector<task_summary>& s) {
   return std::any_of(s.begin(), s.end(), [](const task_summary& t) { return t.best_vs_eager > 0 || t.best_vs_compile > 0; });
 }
 
 std::string times(double x) { return x > 0 ? fmt::format("{:.2f}x", x) : "-"; }
 
-// The PyTorch columns appear when some task has PyTorch times.
+// The PyTorch columns appear when some task has PyTorch times; the
+// attainable ceiling's beside the roofline when some task has one.
 std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
-  const bool torch = any_torch(s);
+  const bool torch = any_torch(s), ceiling = any_ceiling(s);
   std::vector<std::vector<std::string>> r = {{"task", "best speedup", "over", "vs baseline", "roofline", "evaluations",
                                               "correct", "to 90% of best", "failures", "time", "stopped because"}};
+  if (ceiling) r[0].insert(r[0].begin() + 5, {"attainable", "bound"});
   if (torch) r[0].insert(r[0].begin() + 4, {"vs torch eager", "vs torch.compile"});
   for (const auto& t : s) {
     r.push_back({t.task,
@@ -90,6 +101,9 @@ std::vector<std::vector<std::string>> rows(const std::vector<task_summary>& s) {
                  std::to_string(t.correct), t.evaluations_to_90pct ? std::to_string(t.evaluations_to_90pct) : "-",
                  t.failures.empty() ? "-" : t.failures, fmt::format("{:.0f} s", t.seconds),
                  t.stop_reason.empty() ? "(running)" : t.stop_reason});
+    if (ceiling)
+      r.back().insert(r.back().begin() + 5, {t.best_attainable > 0 ? fmt::format("{:.1f}%", t.best_attainable * 100) : "-",
+                                             t.best_bound.empty() ? "-" : t.best_bound});
     if (torch) r.back().insert(r.back().begin() + 4, {times(t.best_vs_eager), times(t.best_vs_compile)});
   }
   return r;
@@ -165,9 +179,10 @@ std::string summary_markdown(const std::vector<task_summary>& s) {
 }
 
 std::string summary_csv(const std::vector<task_summary>& s) {
-  const bool torch = any_torch(s);
+  const bool torch = any_torch(s), ceiling = any_ceiling(s);
   std::string out = "task,baseline,best_speedup,fitness_over,best_vs_baseline,best_roofline_fraction,evaluations,correct,evaluations_to_90pct,failures,seconds,stop_reason,compile_only";
-  out += torch ? ",best_vs_torch_eager,best_vs_torch_compile\n" : "\n";
+  out += torch ? ",best_vs_torch_eager,best_vs_torch_compile" : "";
+  out += ceiling ? ",best_attainable_fraction,best_bound\n" : "\n";
   auto q = [](const std::string& x) {
     std::string y = "\"";
     for (char c : x) y += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -177,7 +192,8 @@ std::string summary_csv(const std::vector<task_summary>& s) {
     out += fmt::format("{},{},{:.4f},{},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{}", q(t.task), q(t.baseline), t.best_speedup,
                        q(t.fitness_over), t.best_vs_baseline, t.best_roofline, t.evaluations, t.correct, t.evaluations_to_90pct, q(t.failures), t.seconds,
                        q(t.stop_reason), t.compile_only);
-    out += torch ? fmt::format(",{:.4f},{:.4f}\n", t.best_vs_eager, t.best_vs_compile) : "\n";
+    out += torch ? fmt::format(",{:.4f},{:.4f}", t.best_vs_eager, t.best_vs_compile) : "";
+    out += ceiling ? fmt::format(",{:.4f},{}\n", t.best_attainable, q(t.best_bound)) : "\n";
   }
   return out;
 }

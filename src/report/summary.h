@@ -23,6 +23,11 @@ struct task_summary {
   bool over_torch() const { return fitness_over.rfind("× PyTorch", 0) == 0; }
   double best_vs_baseline = 0.0;  // the best node's geomean over the plain baseline; 0: none timed
   double best_roofline = 0.0;  // worst timed shape of the best node
+  // The best node's worst timed shape against its attainable ceiling
+  // (store::shape_measurement::attainable_fraction) and what bounds that
+  // shape's ceiling; 0 and "": the backend has no ceiling.
+  double best_attainable = 0.0;
+  std::string best_bound;
   // The best node's geometric-mean speedup over PyTorch eager and
   // torch.compile at the timed shapes where they were measured; 0: none.
   double best_vs_eager = 0.0;

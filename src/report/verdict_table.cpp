@@ -66,8 +66,12 @@ std::string verdict_table(const eval::verdict& v) {
     std::vector<std::vector<std::string>> rows = {{"shape", "status", "max err", "candidate", "baseline", "speedup",
                                                    "GB/s", "GFLOP/s", "roofline", "bottleneck"}};
     // A column per PyTorch baseline that has a time at some shape.
-    bool eager = false, compiled = false;
+    bool eager = false, compiled = false, ceiling = false;
     for (const auto& s : v.shapes) eager |= s.torch_eager.measured(), compiled |= s.torch_compile.measured();
+    // Beside the roofline: the attainable ceiling's fraction and what bounds
+    // it, where the backend has one (mtia_emu).
+    for (const auto& s : v.shapes) ceiling |= s.attainable_fraction > 0;
+    if (ceiling) rows[0].insert(rows[0].begin() + 9, {"attainable", "bound"});
     if (compiled) rows[0].insert(rows[0].begin() + 6, "torch.compile");
     if (eager) rows[0].insert(rows[0].begin() + 6, "torch eager");
     for (const auto& s : v.shapes) {
@@ -79,6 +83,10 @@ std::string verdict_table(const eval::verdict& v) {
                       timed ? fmt::format("{:.2f}x", s.speedup) : "-", timed ? fmt::format("{:.1f}", s.achieved_gbs) : "-",
                       timed ? fmt::format("{:.1f}", s.achieved_gflops) : "-",
                       timed ? fmt::format("{:.0f}%", s.roofline_fraction * 100) : "-", timed ? s.bottleneck : "-"});
+      if (ceiling)
+        rows.back().insert(rows.back().begin() + 9,
+                           {timed && s.attainable_fraction > 0 ? fmt::format("{:.1f}%", s.attainable_fraction * 100) : "-",
+                            timed && !s.bound.empty() ? s.bound : "-"});
       if (compiled) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_compile));
       if (eager) rows.back().insert(rows.back().begin() + 6, side_cell(s.torch_eager));
     }

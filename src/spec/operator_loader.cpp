@@ -20,7 +20,7 @@ const std::set<std::string> kTopKeys = {
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
     "reference", "torch", "allowed_libraries", "template", "data_symbols", "default_variant",
-    "graph"};
+    "graph", "int_passes"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction", "conv",
@@ -41,6 +41,7 @@ const std::vector<cost_field>& cost_fields() {
   static const std::vector<cost_field> f = {{"bytes", &operator_spec::bytes, true},
                                             {"bytes_floor", &operator_spec::bytes_floor, false},
                                             {"flops", &operator_spec::flops, true},
+                                            {"int_passes", &operator_spec::int_passes, false},
                                             {"workspace_bytes", &operator_spec::workspace_bytes, false}};
   return f;
 }

@@ -1,5 +1,7 @@
 #include "spec/operator_spec.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -128,6 +130,13 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
   if (!floor) return make_error(errc::invalid_input, where + ": 'bytes_floor': " + floor.error().message);
   auto flops = evaluate_expression(op.flops, p.symbols);
   if (!flops) return make_error(errc::invalid_input, where + ": 'flops': " + flops.error().message);
+  auto passes = op.int_passes.empty() ? expected<double>(0.0) : evaluate_expression(op.int_passes, p.symbols);
+  if (!passes) return make_error(errc::invalid_input, where + ": 'int_passes': " + passes.error().message);
+  if (!(*passes >= 0)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", *passes);
+    return make_error(errc::invalid_input, where + ": 'int_passes' must be >= 0 (32-bit integer-lane passes), got " + got);
+  }
   auto ws = eval_int(op.workspace_bytes, p.symbols, where + ": 'workspace_bytes'");
   if (!ws) return tl::unexpected(ws.error());
   if (*bytes <= 0) return make_error(errc::invalid_input, where + ": 'bytes' must be positive");
@@ -137,6 +146,7 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
   p.bytes = *bytes;
   p.bytes_floor = *floor;
   p.flops = *flops;
+  p.int_passes = *passes;
   p.workspace_bytes = static_cast<size_t>(*ws);
   return p;
 }

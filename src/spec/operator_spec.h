@@ -83,6 +83,10 @@ struct operator_spec {
   std::string bytes;
   std::string bytes_floor;  // empty: same as bytes
   std::string flops;
+  // 32-bit integer-lane passes of the operator's integer work at its cheapest
+  // decomposition (config/operators/README.md); empty: none. Only the
+  // attainable ceiling reads it (eval/backends/ceiling.h).
+  std::string int_passes;
   std::string workspace_bytes = "0";
   std::vector<data_symbol> data_symbols;  // counted per input set (clipped_lengths)
   std::map<dtype, tolerance> tolerances;
@@ -153,6 +157,7 @@ struct problem_instance {
   double bytes = 0.0;
   double bytes_floor = 0.0;  // least traffic any correct kernel needs (reuse in caches allowed)
   double flops = 0.0;
+  double int_passes = 0.0;  // the operator's `int_passes` at this shape; 0: none
   size_t workspace_bytes = 0;
   // The operator's data symbols at this shape (bound to their `bound` in
   // `symbols`, so `bytes` is the most any input set needs).

@@ -182,10 +182,14 @@ task_record read_task(const H5::Group& tasks, int64_t index, int32_t version, st
   if (!tables.context.empty()) cds.read(tables.context.data(), H5::PredType::NATIVE_INT64);
   step = where + "/measurements";
   tables.measurements =
-      read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4, version >= 5));
+      read_table<measurement_row>(g, where, "measurements", measurement_type(version >= 4, version >= 5, version >= 6));
   for (auto& m : tables.measurements) {
     if (version < 4) m.torch_eager_median_s = m.torch_compile_median_s = 0;
     if (version < 5) m.profile_offset = m.profile_length = m.metrics_offset = m.metrics_length = 0;
+    if (version < 6) {
+      m.attainable_fraction = 0;
+      m.bound_offset = m.bound_length = 0;
+    }
   }
 
   step = where + "/text";

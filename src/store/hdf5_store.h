@@ -2,10 +2,11 @@
 // tasks, search trees with code, measurements, search state). The only code
 // in kevolve that includes HDF5 headers is hdf5_store.cpp.
 //
-// Layout, schema_version 5 (also in src/store/README.md):
+// Layout, schema_version 6 (also in src/store/README.md):
 //
 //   /                         attributes:
-//     schema_version   int32          5; 4 is read too (no profiles, no metrics),
+//     schema_version   int32          6; 5 is read too (no attainable ceiling),
+//                                     4 (no profiles, no metrics either),
 //                                     3 (no PyTorch times, no llm purpose, no
 //                                     skills either), 2 (no llm tables), and 1
 //                                     (no llm tables, no node ranks, no /ranks)
@@ -36,7 +37,7 @@
 //     is k, in increasing id order, which is the order the tree adds them.
 //   /tasks/<i>/text           uint8[bytes]: every string of the task back to
 //     back, without separators: per node code, origin, reason; then per
-//     measurement shape, status, bottleneck, profile, metrics. Decode
+//     measurement shape, status, bottleneck, profile, metrics, bound. Decode
 //     text[off:off+len] as UTF-8.
 //   /tasks/<i>/context        int64[m]: all nodes' context lists back to back.
 //   /tasks/<i>/measurements   compound[r], one row per shape_measurement:
@@ -51,6 +52,9 @@
 //     (schema 5, byte ranges into `text`): the backend's one-line profile and
 //     the hardware counters as a JSON object {"dram_pct": 71.5, ...}; length
 //     0: not profiled.
+//     attainable_fraction double, bound_offset, bound_length uint64 (schema 6):
+//     the attainable ceiling over the candidate's median (0: none) and what
+//     bounds it (a byte range into `text`; length 0: none).
 //   /tasks/<i>/llm            compound[e], one row per LLM request of the llm
 //     synthesizer, in the order they happened (schema 3): node int64;
 //     attempts, tokens_estimated int32; prompt_tokens, completion_tokens

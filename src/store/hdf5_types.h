@@ -46,8 +46,9 @@ inline H5::CompType node_type(bool with_rank = true) {
   return t;
 }
 
-// `with_torch`: schema 4 and later; `with_profile` (profile and metrics): 5 and later.
-inline H5::CompType measurement_type(bool with_torch = true, bool with_profile = true) {
+// `with_torch`: schema 4 and later; `with_profile` (profile and metrics): 5
+// and later; `with_ceiling` (attainable_fraction, bound): 6 and later.
+inline H5::CompType measurement_type(bool with_torch = true, bool with_profile = true, bool with_ceiling = true) {
   H5::CompType t(sizeof(measurement_row));
   if (with_torch) {
     KEVOLVE_MEMBER(t, measurement_row, torch_eager_median_s, NATIVE_DOUBLE);
@@ -75,6 +76,11 @@ inline H5::CompType measurement_type(bool with_torch = true, bool with_profile =
     KEVOLVE_MEMBER(t, measurement_row, profile_length, NATIVE_UINT64);
     KEVOLVE_MEMBER(t, measurement_row, metrics_offset, NATIVE_UINT64);
     KEVOLVE_MEMBER(t, measurement_row, metrics_length, NATIVE_UINT64);
+  }
+  if (with_ceiling) {
+    KEVOLVE_MEMBER(t, measurement_row, attainable_fraction, NATIVE_DOUBLE);
+    KEVOLVE_MEMBER(t, measurement_row, bound_offset, NATIVE_UINT64);
+    KEVOLVE_MEMBER(t, measurement_row, bound_length, NATIVE_UINT64);
   }
   return t;
 }

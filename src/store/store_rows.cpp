@@ -31,7 +31,7 @@ uint64_t text_bytes(const task_record& t) {
   uint64_t n = 0;
   for (const node& x : t.search.nodes.nodes()) n += x.code.size() + x.origin.size() + x.reason.size();
   for (const shape_measurement& m : t.measurements)
-    n += m.shape.size() + m.status.size() + m.bottleneck.size() + m.profile.size() + metrics_text(m.metrics).size();
+    n += m.shape.size() + m.status.size() + m.bottleneck.size() + m.profile.size() + metrics_text(m.metrics).size() + m.bound.size();
   return n;
 }
 
@@ -82,6 +82,7 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     w.achieved_gbs = m.achieved_gbs;
     w.achieved_gflops = m.achieved_gflops;
     w.roofline_fraction = m.roofline_fraction;
+    w.attainable_fraction = m.attainable_fraction;
     w.torch_eager_median_s = m.torch_eager_median_s;
     w.torch_compile_median_s = m.torch_compile_median_s;
     w.shape_offset = append_text(m.shape);
@@ -95,6 +96,8 @@ task_tables flatten(const task_record& t, const std::function<uint64_t(std::stri
     const std::string metrics = metrics_text(m.metrics);
     w.metrics_offset = append_text(metrics);
     w.metrics_length = metrics.size();
+    w.bound_offset = append_text(m.bound);
+    w.bound_length = m.bound.size();
   }
   return out;
 }
@@ -171,12 +174,14 @@ std::string unflatten(const task_tables& tables, uint64_t text_size,
     m.achieved_gbs = w.achieved_gbs;
     m.achieved_gflops = w.achieved_gflops;
     m.roofline_fraction = w.roofline_fraction;
+    m.attainable_fraction = w.attainable_fraction;
     m.torch_eager_median_s = w.torch_eager_median_s;
     m.torch_compile_median_s = w.torch_compile_median_s;
     if (!text.get(w.shape_offset, w.shape_length, owner + " shape", m.shape, error) ||
         !text.get(w.status_offset, w.status_length, owner + " status", m.status, error) ||
         !text.get(w.bottleneck_offset, w.bottleneck_length, owner + " bottleneck", m.bottleneck, error) ||
-        !text.get(w.profile_offset, w.profile_length, owner + " profile", m.profile, error))
+        !text.get(w.profile_offset, w.profile_length, owner + " profile", m.profile, error) ||
+        !text.get(w.bound_offset, w.bound_length, owner + " bound", m.bound, error))
       return error;
     std::string metrics;
     if (!text.get(w.metrics_offset, w.metrics_length, owner + " metrics", metrics, error)) return error;

@@ -34,6 +34,8 @@ struct measurement_row {
   double torch_eager_median_s, torch_compile_median_s;  // schema 4
   uint64_t shape_offset, shape_length, status_offset, status_length, bottleneck_offset, bottleneck_length;
   uint64_t profile_offset, profile_length, metrics_offset, metrics_length;  // schema 5 (older stores: all 0)
+  double attainable_fraction;                                               // schema 6 (older stores: 0)
+  uint64_t bound_offset, bound_length;                                      // schema 6 (older stores: 0)
 };
 
 struct llm_row {

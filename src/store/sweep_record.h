@@ -24,7 +24,10 @@ namespace kevolve::store {
 // 5: measurements gain `profile` (the backend's one-line profile summary) and
 // `metrics` (hardware counters by short name, e.g. Nsight Compute's), both in
 // the task's `text`. Versions 1 to 4 are still read (no profile, no metrics).
-constexpr int kSchemaVersion = 5;
+// 6: measurements gain `attainable_fraction` (the attainable ceiling over the
+// candidate's median, eval/backends/ceiling.h) and `bound` (what bounds that
+// ceiling, in `text`). Versions 1 to 5 are still read (0 and "": none).
+constexpr int kSchemaVersion = 6;
 constexpr int kOldestReadableSchema = 1;
 
 // One shape of one evaluated node (from eval::shape_verdict).
@@ -47,6 +50,8 @@ struct shape_measurement {
   double torch_compile_median_s = 0.0;  // the same under torch.compile
   std::string profile{};  // the backend's one-line profile summary (eval::shape_verdict::profile); "": not profiled
   std::map<std::string, double> metrics{};  // hardware counters by short name (dram_pct, occupancy_pct, ...); empty: none
+  double attainable_fraction = 0.0;  // schema 6: the attainable ceiling / candidate median (eval::shape_verdict); 0: none
+  std::string bound{};               // schema 6: what bounds the ceiling ("memory (SRAM)", "DPE split", ...); "": none
 };
 
 // One request of the llm synthesizer for one node: what was sent, what came

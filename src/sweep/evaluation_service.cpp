@@ -190,6 +190,8 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
     m.achieved_gbs = s.achieved_gbs;
     m.achieved_gflops = s.achieved_gflops;
     m.roofline_fraction = s.roofline_fraction;
+    m.attainable_fraction = s.attainable_fraction;
+    m.bound = s.bound;
     m.bottleneck = s.bottleneck;
     m.profile = s.profile;
     for (const auto& [name, value] : s.metrics)  // the store holds finite numbers only

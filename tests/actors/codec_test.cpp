@@ -64,6 +64,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   s.torch_compile_median_s = 2e-4;
   s.profile = "dram 41% of peak, occupancy 22%";
   s.metrics = {{"dram_pct", 41.25}, {"occupancy_pct", 22.0}, {"stall_long_scoreboard", 7.5}};
+  s.attainable_fraction = 0.805;
+  s.bound = "launch + integer engines";
   v.shapes = {s, s};
   auto mv = round_trip(caf::make_message(v));
   ASSERT_TRUE(mv.match_elements<sweep::eval_result>());
@@ -77,6 +79,8 @@ TEST_F(Codec, EvalRequestAndResultRoundTrip) {
   EXPECT_EQ(bv.shapes[1].torch_compile_median_s, 2e-4);
   EXPECT_EQ(bv.shapes[1].profile, s.profile);
   EXPECT_EQ(bv.shapes[1].metrics, s.metrics);  // what the rules on rank 0 read
+  EXPECT_EQ(bv.shapes[1].attainable_fraction, 0.805);  // what rank 0 stores
+  EXPECT_EQ(bv.shapes[1].bound, s.bound);
 }
 
 TEST_F(Codec, ControlMessagesRoundTrip) {

@@ -222,6 +222,42 @@ TEST_P(MtiaExamples, PassTheEvaluator) {
   auto v = (*ev)->evaluate(example(GetParam()));
   ASSERT_TRUE(v.has_value()) << v.error().message;
   EXPECT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+  // The attainable ceiling beside the roofline: at least the roofline floor,
+  // and no honest kernel (these are the best known) runs below it.
+  for (const auto& s : v->shapes) {
+    if (s.holdout) continue;
+    EXPECT_GE(s.attainable_fraction, s.roofline_fraction) << s.shape;
+    EXPECT_GT(s.attainable_fraction, 0.0) << s.shape;
+    EXPECT_LE(s.attainable_fraction, 1.0) << s.shape << ": faster than the ceiling (" << s.bound << ")";
+    EXPECT_FALSE(s.bound.empty()) << s.shape;
+  }
+}
+
+// feature_hash declares its integer work (`int_passes`): at n256k the 30
+// passes per id on the SE's and vector core's lanes take longer than its
+// bytes, so the ceiling names the integer engines (and the launch: 1520 of
+// about 4100 cycles) and sits above the roofline, which counts bytes only.
+TEST(MtiaBackend, IntegerWorkBoundsTheCeilingOfPrimeTables) {
+  auto ev = eval::evaluator::create(test_operator("ts_feature_hash"), "", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(example("feature_hash"));
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  ASSERT_EQ(eval::to_string(v->result), std::string("ok")) << v->reason;
+  const auto& s = v->shapes.front();
+  ASSERT_FALSE(s.holdout);
+  EXPECT_EQ(s.bound, "launch + integer engines");
+  EXPECT_GT(s.attainable_fraction, 1.15 * s.roofline_fraction);
+  EXPECT_LE(s.attainable_fraction, 1.0);
+}
+
+// The ceiling holds fp32 products to three bf16 products (the cheapest split
+// that meets an fp32 tolerance): a conv1d kernel that makes one is wrong.
+TEST(MtiaBackend, OneBf16ProductPerFp32ProductFailsTheTolerance) {
+  auto ev = eval::evaluator::create(test_operator("ts_conv1d"), "", fast_options(), mtia_profile());
+  ASSERT_TRUE(ev.has_value()) << ev.error().message;
+  auto v = (*ev)->evaluate(kernel_source("cheats/mtia_emu/conv1d_one_product.cpp"));
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  EXPECT_EQ(eval::to_string(v->result), std::string("wrong_result")) << v->reason;
 }
 INSTANTIATE_TEST_SUITE_P(All, MtiaExamples,
                          ::testing::Values("bias_gelu", "softmax", "layernorm", "rmsnorm", "gemm_bias_relu", "bucketize",

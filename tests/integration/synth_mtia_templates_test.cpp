@@ -13,15 +13,18 @@ namespace {
 
 class SynthMtiaTemplates : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
+// The default kernel of every template serving `op_name` and two sampled
+// children pass the evaluator on the profile in use ($KEVOLVE_MTIA_PROFILE).
+void defaults_and_children_pass(const std::string& op_name, const std::string& profile) {
   auto s = synth::builtin_synthesizer::create();
   ASSERT_TRUE(s.has_value()) << s.error().message;
-  const spec::operator_spec op = test_operator(GetParam());
+  const spec::operator_spec op = test_operator(op_name);
   const spec::variant& var = op.variants.front();
   const auto ts = (*s)->serving(op, &var, "mtia_emu");
   ASSERT_FALSE(ts.empty()) << op.name;
   auto hw = eval::mtia_hardware_profile();
   ASSERT_TRUE(hw.has_value()) << hw.error().message;
+  ASSERT_EQ(hw->name, profile);
   auto ev = eval::evaluator::create(op, var.name, fast_options(), *hw);
   ASSERT_TRUE(ev.has_value()) << ev.error().message;
   for (const auto* t : ts) {
@@ -33,9 +36,24 @@ TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) {
       auto v = (*ev)->evaluate(k.code);
       ASSERT_TRUE(v.has_value()) << v.error().message;
       EXPECT_EQ(eval::to_string(v->result), std::string("ok"))
-          << t->name << " [" << k.summary << "]: " << v->reason << "\n" << v->compile.diagnostics.substr(0, 2000);
+          << profile << " " << t->name << " [" << k.summary << "]: " << v->reason << "\n"
+          << v->compile.diagnostics.substr(0, 2000);
     }
   }
+}
+
+TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassTheEvaluator) { defaults_and_children_pass(GetParam(), "mtia2i"); }
+
+// The second generation (issue 24): the templates size themselves from the
+// device (local memory, accumulator bytes, PE grid: kv_mtia_query and the
+// grid queries), so the same renders pass on mtia300 (512 KB local memory,
+// 12 x 6 PEs, 128-lane SE, byte-aligned DMA).
+TEST_P(SynthMtiaTemplates, DefaultsAndChildrenPassOnMtia300) {
+  struct profile_env {
+    profile_env() { ::setenv("KEVOLVE_MTIA_PROFILE", "mtia300", 1); }
+    ~profile_env() { ::unsetenv("KEVOLVE_MTIA_PROFILE"); }
+  } env;
+  defaults_and_children_pass(GetParam(), "mtia300");
 }
 
 // The bucketize grid index (a data-dependent kernel) with every engine choice

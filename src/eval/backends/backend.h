@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "eval/backends/ceiling.h"
 #include "eval/backends/registry.h"
 #include "eval/source_policy.h"
 #include "eval/verdict.h"
@@ -92,6 +93,11 @@ class backend {
   virtual spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const {
     (void)call_bytes;
     return hw;
+  }
+  // The attainable ceiling of a shape (ceiling.h); seconds 0: none.
+  virtual ceiling attainable(const ceiling_work& work) const {
+    (void)work;
+    return {};
   }
   // Workers that answer wire::op::profile: the last call's profile as text,
   // and its bottleneck class when the worker knows better than the roofline.

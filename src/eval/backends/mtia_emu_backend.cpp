@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "common/paths.h"
 #include "emu/mtia/result.h"
+#include "eval/backends/mtia_emu_ceiling.h"
 #include "eval/backends/mtia_emu_shared.h"
 #include "spec/mtia_profile.h"
 
@@ -139,6 +140,11 @@ spec::hardware_profile mtia_emu_backend::roofline_profile(const spec::hardware_p
   const bool sram = mtia_emu::in_sram(call_bytes, params_);
   out.peak_bandwidth_gbs = mtia_emu::bandwidth_gbs(sram, params_);
   return out;
+}
+
+ceiling mtia_emu_backend::attainable(const ceiling_work& work) const {
+  if (!params_error_.empty()) return {};
+  return mtia_emu::attainable_ceiling(params_, work);
 }
 
 std::string mtia_emu_backend::describe_profile(const std::vector<int64_t>& w, std::string* bottleneck) const {

@@ -52,6 +52,8 @@ class mtia_emu_backend : public backend {
   worker_options worker(int threads, bool sandbox, uint64_t address_space_bytes) const override;
   const char* timer() const override { return "the emulator's cycle count (emulated microseconds), not wall time"; }
   spec::hardware_profile roofline_profile(const spec::hardware_profile& hw, double call_bytes) const override;
+  // From the profile's parameters (mtia_emu_ceiling.h); none when the profile did not load.
+  ceiling attainable(const ceiling_work& work) const override;
   std::string describe_profile(const std::vector<int64_t>& words, std::string* bottleneck) const override;
   // <engine>_pct: each engine's busy share of the run (fi_in, fi_out, dpe, re, se, vec, mlu).
   std::map<std::string, double> profile_metrics(const std::vector<int64_t>& words) const override;

@@ -96,6 +96,7 @@ std::deque<backend_descriptor> builtin_rows() {
     d.abi_marker = "kv_mtia_device";
     d.abi_marker_meaning = "the kv_mtia_device*";
     d.hardware_tag = "mtia2i";
+    d.hardware_tag_env = "KEVOLVE_MTIA_PROFILE";  // the profile mtia_emu_backend loads
     d.baseline_of = "mtia_emu";
     d.legacy_baseline_key = "mtia_baseline";
     d.roofline_caption =
@@ -153,9 +154,12 @@ const backend_descriptor& host_backend() {
   std::abort();
 }
 
-const std::string& hardware_tag_of(std::string_view backend) {
+std::string hardware_tag_of(std::string_view backend) {
   const backend_descriptor* d = find_backend(backend);
-  return (d ? *d : host_backend()).hardware_tag;
+  const backend_descriptor& b = d ? *d : host_backend();
+  if (!b.hardware_tag_env.empty())
+    if (const char* v = std::getenv(b.hardware_tag_env.c_str()); v && *v) return v;
+  return b.hardware_tag;
 }
 
 expected<const backend_descriptor*> register_backend(backend_descriptor d) {

@@ -71,6 +71,9 @@ struct backend_descriptor {
   std::string abi_marker;
   std::string abi_marker_meaning;
   std::string hardware_tag;      // knowledge/hardware/<tag>: prompts, skills
+  // The variable that, when set, names the hardware instead of hardware_tag
+  // (mtia_emu: KEVOLVE_MTIA_PROFILE, the emulator profile in use); empty: none.
+  std::string hardware_tag_env;
   std::string device_env;        // the variable pinning a rank's device, e.g. CUDA_VISIBLE_DEVICES
   // Whose baseline candidates are timed against ("cuda" for hip_on_cuda);
   // the operator YAML's `baselines.<name>`.
@@ -100,9 +103,10 @@ expected<const backend_descriptor*> require_backend(std::string_view name);
 std::string backend_names(const std::function<bool(const backend_descriptor&)>& keep = {}, const char* sep = ", ");
 // The one host backend (traits.host).
 const backend_descriptor& host_backend();
-// The knowledge tag of a backend's hardware (knowledge/hardware/); the
-// host's for a name no backend has.
-const std::string& hardware_tag_of(std::string_view backend);
+// The knowledge tag of a backend's hardware (knowledge/hardware/): its
+// hardware_tag_env's value where set, else its hardware_tag; the host's for
+// a name no backend has.
+std::string hardware_tag_of(std::string_view backend);
 // Adds a backend; an error when its name is taken or empty, or when it
 // brings no hooks.make (a run-time backend must say how it compiles and runs).
 expected<const backend_descriptor*> register_backend(backend_descriptor d);

@@ -23,8 +23,11 @@ function renderSummary() {
   const failed = STATUS.filter((s) => s !== 'ok' && DATA.summary.some((r) => r.failures[s]));
   // PyTorch columns only where some task has PyTorch times
   const torch = DATA.summary.some((r) => r.best_vs_torch_eager > 0 || r.best_vs_torch_compile > 0);
+  // the attainable ceiling beside the roofline, where a backend has one (mtia_emu)
+  const ceiling = DATA.summary.some((r) => r.best_attainable_fraction > 0);
   let h = '<thead><tr><th>task</th><th>baseline</th><th>best speedup</th>' +
     (torch ? '<th>vs torch eager</th><th>vs torch.compile</th>' : '') + '<th>% of roofline</th>' +
+    (ceiling ? '<th>% of attainable</th><th>bound</th>' : '') +
     '<th>evaluations</th><th>correct</th><th>to 90% of best</th>';
   failed.forEach((s) => { h += '<th>' + esc(s) + '</th>'; });
   const llm = DATA.summary.some((r) => r.llm.requests > 0);  // columns only for sweeps that used an LLM
@@ -39,6 +42,9 @@ function renderSummary() {
       (torch ? cell('best_vs_torch_eager', r.best_vs_torch_eager, r.best_vs_torch_eager > 0 ? fx(r.best_vs_torch_eager) : '-') +
         cell('best_vs_torch_compile', r.best_vs_torch_compile, r.best_vs_torch_compile > 0 ? fx(r.best_vs_torch_compile) : '-') : '') +
       cell('best_roofline_fraction', r.best_roofline_fraction, r.best_speedup > 0 ? pct(r.best_roofline_fraction) : '-') +
+      (ceiling ? cell('best_attainable_fraction', r.best_attainable_fraction,
+        r.best_attainable_fraction > 0 ? pct(r.best_attainable_fraction) : '-') +
+        '<td data-field="best_bound">' + esc(r.best_bound || '-') + '</td>' : '') +
       cell('evaluations', r.evaluations, r.evaluations) + cell('correct', r.correct, r.correct) +
       cell('evaluations_to_90pct', r.evaluations_to_90pct, r.evaluations_to_90pct || '-');
     failed.forEach((s) => { h += cell('failures_' + s, r.failures[s] || 0, r.failures[s] || '-'); });

@@ -124,7 +124,8 @@ function tooltipText(m, i) {
   const rows = measurementsOf(t, i).filter((r) => !r[MF.holdout] && r[MF.candidate_median_s] > 0);
   rows.slice(0, 6).forEach((r) => {
     s += '\n' + r[MF.shape] + ': ' + secs(r[MF.candidate_median_s]) + ' vs ' + secs(r[MF.baseline_median_s]) +
-      ' (' + fx(r[MF.speedup]) + ', ' + pct(r[MF.roofline_fraction]) + ' of roofline)';
+      ' (' + fx(r[MF.speedup]) + ', ' + pct(r[MF.roofline_fraction]) + ' of roofline' +
+      (r[MF.attainable_fraction] > 0 ? ', ' + pct(r[MF.attainable_fraction]) + ' of attainable' : '') + ')';
   });
   if (n.reason[i]) s += '\n' + n.reason[i];
   return s;
@@ -163,10 +164,12 @@ function showNode(m, i) {
     // PyTorch eager and torch.compile beside the baseline, where measured.
     const torch = rows.some((r) => r[MF.torch_eager_median_s] > 0 || r[MF.torch_compile_median_s] > 0);
     const side = (s) => '<td class="num">' + (s > 0 ? secs(s) : '-') + '</td>';
+    // the attainable ceiling beside the roofline, where the backend has one (mtia_emu)
+    const ceiling = rows.some((r) => r[MF.attainable_fraction] > 0);
     h += '<h3>measurements</h3><div class="scroll"><table><tr><th>shape</th><th>status</th><th>max error</th>' +
       '<th>candidate</th><th>± spread</th><th>baseline</th><th>speedup</th>' +
       (torch ? '<th>torch eager</th><th>torch.compile</th>' : '') + '<th>GB/s</th><th>GFLOP/s</th>' +
-      '<th>roofline</th><th>bottleneck</th></tr>';
+      '<th>roofline</th>' + (ceiling ? '<th>attainable</th><th>bound</th>' : '') + '<th>bottleneck</th></tr>';
     rows.forEach((r) => {
       const timedShape = !r[MF.holdout] && r[MF.candidate_median_s] > 0;
       h += '<tr><td>' + esc(r[MF.shape]) + (r[MF.holdout] ? ' (holdout)' : '') + '</td><td>' + esc(r[MF.status]) +
@@ -177,8 +180,10 @@ function showNode(m, i) {
             secs(r[MF.baseline_median_s]) + '</td><td class="num">' + fx(r[MF.speedup]) + '</td>' +
             (torch ? side(r[MF.torch_eager_median_s]) + side(r[MF.torch_compile_median_s]) : '') + '<td class="num">' +
             num(r[MF.achieved_gbs], 1) + '</td><td class="num">' + num(r[MF.achieved_gflops], 1) + '</td><td class="num">' +
-            pct(r[MF.roofline_fraction]) + '</td><td>' + esc(r[MF.bottleneck]) + '</td>'
-          : '<td colspan="' + (torch ? 10 : 8) + '" class="muted">verified, not timed</td>') + '</tr>';
+            pct(r[MF.roofline_fraction]) + '</td>' +
+            (ceiling ? '<td class="num">' + (r[MF.attainable_fraction] > 0 ? pct(r[MF.attainable_fraction]) : '-') +
+              '</td><td>' + esc(r[MF.bound] || '-') + '</td>' : '') + '<td>' + esc(r[MF.bottleneck]) + '</td>'
+          : '<td colspan="' + ((torch ? 10 : 8) + (ceiling ? 2 : 0)) + '" class="muted">verified, not timed</td>') + '</tr>';
     });
     h += '</table></div>';
     // The backend's profile of the timed call, where it profiled (mtia_emu, cuda with Nsight Compute).

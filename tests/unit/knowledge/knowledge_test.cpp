@@ -33,7 +33,7 @@ TEST(KnowledgeBase, EveryBackendHasConstraintsAndEveryProfileHardwareDocs) {
     const auto c = shipped().constraints(b);
     EXPECT_GE(c.size(), 2u) << b;  // the common rules and the backend's own
   }
-  for (const char* hw : {"x86", "h200", "mi300x", "mtia2i"}) {
+  for (const char* hw : {"x86", "h200", "mi300x", "mtia2i", "mtia300"}) {
     int n = 0;
     for (const auto& d : shipped().documents()) n += d.level == "hardware" && has(d.hardware, hw);
     EXPECT_GE(n, 2) << hw;

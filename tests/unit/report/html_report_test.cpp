@@ -105,6 +105,35 @@ TEST(ReportData, MeasurementsCarryTheProfileAndMetricsWhereProfiled) {
   EXPECT_TRUE(rows[1][metrics].is_null());
 }
 
+// The attainable ceiling (schema 6) reaches the page beside the roofline:
+// per measurement by field name, and per task in the summary the page's
+// "% of attainable" and "bound" columns read.
+TEST(ReportData, MeasurementsAndSummaryCarryTheAttainableCeiling) {
+  auto r = small_record();
+  for (auto& m : r.tasks[0].measurements) {
+    m.attainable_fraction = 0.9;
+    m.bound = "integer engines";
+  }
+  r.tasks[0].measurements[0].attainable_fraction = 0.81;
+  r.tasks[0].measurements[0].bound = "launch + memory (SRAM)";
+  const auto j = report::report_data(r, "x.h5");
+  const auto& fields = j["measurement_fields"];
+  size_t attainable = fields.size(), bound = fields.size();
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (fields[k] == "attainable_fraction") attainable = k;
+    if (fields[k] == "bound") bound = k;
+  }
+  ASSERT_LT(attainable, fields.size());
+  ASSERT_LT(bound, fields.size());
+  const auto& rows = j["tasks"][0]["measurements"];
+  EXPECT_EQ(rows[0].size(), fields.size());
+  EXPECT_EQ(rows[0][attainable], 0.81);
+  EXPECT_EQ(rows[0][bound], "launch + memory (SRAM)");
+  const auto& summary = j["summary"][0];
+  EXPECT_EQ(summary["best_attainable_fraction"], 0.81);  // the best node's worst shape
+  EXPECT_EQ(summary["best_bound"], "launch + memory (SRAM)");
+}
+
 TEST(ReportData, FailuresAreGroupedByStatusAndReasonWithNumbersMasked) {
   const auto g = report::report_data(small_record(), "x.h5")["tasks"][0]["failure_groups"];
   ASSERT_EQ(g.size(), 2u);

@@ -95,7 +95,7 @@ TEST(Hdf5Store, SchemaVersionThreeStoresReadWithoutPyTorchTimes) {
   // What kevolve wrote before schema 4: a compound without the two fields.
   const fs::path old = d.path() / "v3.h5";
   ASSERT_TRUE(write_store(old, rec).has_value());
-  ASSERT_EQ(as_older_schema(old, 3, {"torch_"}), "");
+  ASSERT_EQ(as_older_schema(old, 3, {"torch_", "profile_", "metrics_", "attainable_", "bound_"}), "");
   auto r3 = read_store(old);
   ASSERT_TRUE(r3.has_value()) << r3.error().message;
   for (auto& t : rec.tasks) {
@@ -131,11 +131,42 @@ TEST(Hdf5Store, SchemaVersionFourStoresReadWithoutProfilesOrMetrics) {
 
   const fs::path old = d.path() / "v4.h5";
   ASSERT_TRUE(write_store(old, rec).has_value());
-  ASSERT_EQ(as_older_schema(old, 4, {"profile_", "metrics_"}), "");
+  ASSERT_EQ(as_older_schema(old, 4, {"profile_", "metrics_", "attainable_", "bound_"}), "");
   auto r4 = read_store(old);
   ASSERT_TRUE(r4.has_value()) << r4.error().message;
   drop_profiles(rec);
   EXPECT_EQ(diff_record(rec, *r4), "");
+}
+
+// Schema 6 added the attainable ceiling to `measurements` (its fraction and
+// what bounds it, a byte range into `text`): both round-trip exactly, and a
+// store without the columns (schema 5) reads with 0 and "" and everything
+// else, profiles and metrics included, intact.
+TEST(Hdf5Store, SchemaVersionFiveStoresReadWithoutTheAttainableCeiling) {
+  temp_dir d = make_dir("kevolve-store-schema-");
+  sweep_record rec = make_record();
+  size_t with_ceiling = 0;
+  for (const auto& t : rec.tasks)
+    for (const auto& m : t.measurements) with_ceiling += m.attainable_fraction > 0 && !m.bound.empty();
+  ASSERT_GT(with_ceiling, 0u) << "the fixture has ceilings";
+  const fs::path now = d.path() / "v6.h5";
+  ASSERT_TRUE(write_store(now, rec).has_value());
+  auto r6 = read_store(now);
+  ASSERT_TRUE(r6.has_value()) << r6.error().message;
+  EXPECT_EQ(diff_record(rec, *r6), "");
+  size_t back = 0;
+  for (const auto& t : r6->tasks)
+    for (const auto& m : t.measurements) back += m.bound == "launch + DPE split" || m.bound == "memory (SRAM)";
+  EXPECT_EQ(back, with_ceiling);
+
+  const fs::path old = d.path() / "v5.h5";
+  ASSERT_TRUE(write_store(old, rec).has_value());
+  ASSERT_EQ(as_older_schema(old, 5, {"attainable_", "bound_"}), "");
+  auto r5 = read_store(old);
+  ASSERT_TRUE(r5.has_value()) << r5.error().message;
+  EXPECT_EQ(r5->schema_version, kSchemaVersion);  // what a checkpoint writes back
+  drop_ceilings(rec);
+  EXPECT_EQ(diff_record(rec, *r5), "");
 }
 
 // Metrics that JSON cannot hold exactly (NaN, infinity) are refused on

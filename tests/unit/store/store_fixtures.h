@@ -126,6 +126,10 @@ inline grown_task grow_task(const std::string& op, const std::string& policy, ui
       m.bottleneck = s == 1 ? "" : "memory bandwidth";
       if (s == 0) m.torch_eager_median_s = 3e-4 + 1e-6 * x.id;  // PyTorch times where measured
       if (s == 0 && x.id % 2) m.torch_compile_median_s = 1.5e-4;
+      if (s != 1 && x.ok()) {  // an attainable ceiling where the backend has one
+        m.attainable_fraction = 0.5 + 1.0 / (3.0 + x.id);
+        m.bound = s == 0 ? "launch + DPE split" : "memory (SRAM)";
+      }
       if (s == 0 && x.ok()) {  // a profile where the backend profiled
         m.profile = "dram 71.5% of peak, occupancy 38%, l2 hit 12.5% — memory-bound";
         m.metrics = {{"dram_pct", 71.5}, {"occupancy_pct", 38.0 + 1.0 / 3.0}, {"registers", double(32 + x.id % 4 * 8)},
@@ -283,12 +287,24 @@ inline bool operator==(const shape_measurement& a, const shape_measurement& b) {
          a.baseline_median_s == b.baseline_median_s && a.speedup == b.speedup && a.achieved_gbs == b.achieved_gbs &&
          a.achieved_gflops == b.achieved_gflops && a.roofline_fraction == b.roofline_fraction &&
          a.bottleneck == b.bottleneck && a.torch_eager_median_s == b.torch_eager_median_s &&
-         a.torch_compile_median_s == b.torch_compile_median_s && a.profile == b.profile && a.metrics == b.metrics;
+         a.torch_compile_median_s == b.torch_compile_median_s && a.profile == b.profile && a.metrics == b.metrics &&
+         a.attainable_fraction == b.attainable_fraction && a.bound == b.bound;
+}
+
+// What a store of schema 5 or older gives back for a record: measurements
+// without the attainable ceiling (schema 6).
+inline void drop_ceilings(sweep_record& r) {
+  for (auto& t : r.tasks)
+    for (auto& m : t.measurements) {
+      m.attainable_fraction = 0;
+      m.bound.clear();
+    }
 }
 
 // What a store of schema 4 or older gives back for a record: measurements
-// without profiles and metrics (schema 5).
+// without profiles and metrics (schema 5), and without ceilings (schema 6).
 inline void drop_profiles(sweep_record& r) {
+  drop_ceilings(r);
   for (auto& t : r.tasks)
     for (auto& m : t.measurements) {
       m.profile.clear();

@@ -103,6 +103,34 @@ TEST(PromptBuilder, AMemoryBoundParentBringsTheMemoryHierarchy) {
       << q.user;
 }
 
+// The mtia_emu prompt speaks about the emulator profile in use: mtia2i by
+// default, mtia300 with KEVOLVE_MTIA_PROFILE=mtia300 (its differences page
+// then comes first, beside the engine and programming documents both share).
+TEST(PromptBuilder, TheMtiaProfileInUseChoosesItsHardwareDocuments) {
+  fixture f;
+  prompt_builder b(f.tmpl, f.kb, 12000);
+  auto r = f.request(search::memory_mode::compare_siblings);
+  r.backend = "mtia_emu";
+  r.parent = 2;
+  auto parent = item(2, eval::status::ok, 1.1, "// parent\n");
+  parent.bottleneck = "memory-bound";
+  parent.roofline_fraction = 0.25;
+  r.context = {parent};
+  ::unsetenv("KEVOLVE_MTIA_PROFILE");
+  EXPECT_EQ(default_hardware("mtia_emu"), "mtia2i");
+  const built_prompt two = b.build(r);
+  EXPECT_TRUE(has(two.documents, "hardware/mtia2i/memory-hierarchy.md"));
+  EXPECT_FALSE(has(two.documents, "hardware/mtia300/architecture.md"));
+  ::setenv("KEVOLVE_MTIA_PROFILE", "mtia300", 1);
+  EXPECT_EQ(default_hardware("mtia_emu"), "mtia300");
+  EXPECT_EQ(default_hardware("cpu"), "x86");  // the variable names only the emulator's profile
+  const built_prompt three = b.build(r);
+  ::unsetenv("KEVOLVE_MTIA_PROFILE");
+  EXPECT_TRUE(has(three.documents, "hardware/mtia300/architecture.md"));
+  EXPECT_FALSE(has(three.documents, "hardware/mtia2i/memory-hierarchy.md"));  // mtia2i's numbers
+  EXPECT_FALSE(has(three.documents, "hardware/mtia2i/architecture.md"));
+}
+
 TEST(PromptBuilder, ASmallBudgetKeepsTheMandatoryPartsAndDropsKnowledge) {
   fixture f;
   prompt_builder big(f.tmpl, f.kb, 12000), small(f.tmpl, f.kb, 3000);
