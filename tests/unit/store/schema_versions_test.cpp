@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/paths.h"
 #include "common/subprocess.h"
 #include "store/hdf5_store.h"
 #include "store_fixtures.h"
@@ -33,7 +34,8 @@ std::string as_older_schema(const fs::path& p, int version, const std::vector<st
       "        for n in keep: old[n] = m[n]\n"
       "        del t['measurements']\n"
       "        t.create_dataset('measurements', data=old)\n";
-  auto h5py = run_subprocess({"/usr/bin/python3", "-c", py, p.string()});
+  // The project virtualenv's Python (its h5py), as every other test uses.
+  auto h5py = run_subprocess({python_executable().string(), "-c", py, p.string()});
   if (!h5py) return h5py.error().message;
   return h5py->ok() ? "" : h5py->output;
 }
