@@ -255,7 +255,15 @@ TEST(MtiaBackend, IntegerWorkBoundsTheCeilingOfPrimeTables) {
 TEST(MtiaBackend, OneBf16ProductPerFp32ProductFailsTheTolerance) {
   auto ev = eval::evaluator::create(test_operator("ts_conv1d"), "", fast_options(), mtia_profile());
   ASSERT_TRUE(ev.has_value()) << ev.error().message;
-  auto v = (*ev)->evaluate(kernel_source("cheats/mtia_emu/conv1d_one_product.cpp"));
+  // The cheat: the conv1d example with the lo parts of its bf16x3 split
+  // zeroed (lo = 0 * rem), so every fp32 product carries one bf16 product's
+  // precision, what a kernel below the ceiling's compute part would compute.
+  std::string cheat = example("conv1d");
+  const std::string lo = "kv_mtia_se_unary(d, KV_OP_COPY, rem, KV_CB_POP, lo, rows, cols, KV_F32, KV_BF16, 1.0f, 0.0f);";
+  const size_t at = cheat.find(lo);
+  ASSERT_NE(at, std::string::npos) << "the conv1d example no longer splits its operands this way";
+  cheat.replace(at, lo.size(), "kv_mtia_se_unary(d, KV_OP_COPY, rem, KV_CB_POP, lo, rows, cols, KV_F32, KV_BF16, 0.0f, 0.0f);");
+  auto v = (*ev)->evaluate(cheat);
   ASSERT_TRUE(v.has_value()) << v.error().message;
   EXPECT_EQ(eval::to_string(v->result), std::string("wrong_result")) << v->reason;
 }
