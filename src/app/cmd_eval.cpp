@@ -27,6 +27,7 @@ int run_eval(const cli::eval_command& cmd) {
   if (cmd.torch != "auto") o.torch_baselines = cmd.torch == "on";
   o.fitness = cmd.fitness;
   if (cmd.ncu != "auto") o.ncu = cmd.ncu == "on";
+  o.prestart_worker = false;  // one candidate: nothing to start ahead for
 
   auto desc = eval::require_backend(cmd.backend);
   if (!desc) return report_error({errc::invalid_input, "--backend: " + desc.error().message});

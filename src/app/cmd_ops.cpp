@@ -66,6 +66,7 @@ expected<void> check_torch(const spec::operator_spec& op) {
     o.threads = 1;
     o.holdout_only = true;
     o.validate_torch = true;
+    o.prestart_worker = false;
     o.torch_baselines = false;
     o.fitness = op.baseline.source.empty() ? "" : "baseline";
     o.verify_only = true;

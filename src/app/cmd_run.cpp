@@ -50,7 +50,7 @@ std::string default_store(const fs::path& config) {
 // per core but one).
 std::shared_ptr<sweep::evaluation_service> real_service(int rank, const std::string&) {
   static const auto pool = std::make_shared<eval::compile_pool>(eval::compile_pool::default_workers(), std::chrono::seconds(120));
-  return std::make_shared<sweep::task_evaluators>(rank, 2, pool);
+  return std::make_shared<sweep::task_evaluators>(rank, 4, pool);
 }
 
 // Ends this rank: MPI_Finalize with the others when all are alive, else

@@ -191,11 +191,9 @@ expected<verdict> evaluator::evaluate(const std::string& source, double profile_
   }
   const compiled_kernel* k = &st->kernel;
   // 4. A fresh sandboxed worker for this candidate only.
-  const worker_options wo = backend_->worker(data_->threads(), options_.sandbox,
-                                             data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30));
   run_totals totals;
   phase_clock spawn_clock(totals.phases, "start worker");
-  auto cand = worker_client::spawn(wo, {&data_->region_a()}, {k->library});
+  auto cand = candidate_worker(k->library);
   if (!cand) return tl::unexpected(cand.error());
   spawn_clock.stop();
 
@@ -229,6 +227,12 @@ expected<verdict> evaluator::evaluate(const std::string& source, double profile_
     phase_clock stop_clock(totals.phases, "stop worker");
     (*cand)->shutdown();
   }
+  // Once this candidate's process is gone (nothing of it can reach the next
+  // one's), the next candidate's worker starts while the verdict is finished.
+  if (options_.prestart_worker && !spare_) {
+    auto next = worker_client::start(candidate_worker_options(), {&data_->region_a()}, 1);
+    if (next) spare_ = std::move(*next);
+  }
   if (baseline_error_) return tl::unexpected(*baseline_error_);
   if (v.result == status::ok && timed > 0) {
     v.fitness = std::exp(speedup_log_sum / timed);
@@ -238,9 +242,27 @@ expected<verdict> evaluator::evaluate(const std::string& source, double profile_
     v.reason = std::string("verified only, never timed") +
                backend_->descriptor().verify_only_reason;
   v.overhead_phases = totals.phases;
+  v.kernel_phases = totals.kernel_phases;
   // Report timed shapes first, as the operator lists them.
   std::stable_partition(v.shapes.begin(), v.shapes.end(), [](const shape_verdict& s) { return !s.holdout; });
   return finish(v, totals.kernel_seconds);
+}
+
+size_t evaluator::host_bytes() const { return data_ ? data_->host_bytes() : 0; }
+
+worker_options evaluator::candidate_worker_options() const {
+  return backend_->worker(data_->threads(), options_.sandbox,
+                          data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30));
+}
+
+expected<std::unique_ptr<worker_client>> evaluator::candidate_worker(const std::filesystem::path& library) {
+  if (spare_) {
+    std::unique_ptr<worker_client> w = std::move(spare_);
+    // A spare that died while it waited is replaced; its death is not the candidate's.
+    if (w->still_running())
+      if (auto r = w->load({library}); r) return w;
+  }
+  return worker_client::spawn(candidate_worker_options(), {&data_->region_a()}, {library});
 }
 
 shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand, run_totals& totals) {
@@ -305,7 +327,7 @@ shape_verdict evaluator::evaluate_shape(size_t p, bool last, worker_client& cand
     const std::string when = "trial " + std::to_string(t + 1) + (reseed ? " (new data in the same buffers)" : "");
     const bool timed_trial = timed_trials && (reseed || (t >= 1 && t < ps.buf.num_sets));
     auto out = timed_trial ? cand.time(0, uint32_t(s), 1, options_.call_timeout) : cand.call(0, uint32_t(s), options_.call_timeout);
-    totals.kernel_seconds += out.wall_seconds;
+    totals.add_request(sv.holdout ? "verification trials (holdout shapes)" : "verification trials (timed shapes)", out.wall_seconds);
     if (!out.ok()) return failed_call(sv, out, when);
     if (timed_trial) trial_ns.insert(trial_ns.end(), out.ns.begin(), out.ns.end());
     if (timed_trial && reseed) {

@@ -60,6 +60,12 @@ struct evaluator_options {
   // same bits) and, where there is a C++ reference too, checked against it.
   bool validate_torch = false;
   bool holdout_only = false;  // no timed shapes (validation)
+  // After each candidate, start the next candidate's worker (process, mapped
+  // regions, device context) so that the next evaluate() finds it ready and
+  // only hands it the library (worker_client::start/load). Every candidate
+  // still gets a fresh process of its own. `kevolve eval` (one candidate)
+  // and `ops validate` turn it off.
+  bool prestart_worker = true;
 };
 
 class task_data;
@@ -86,6 +92,8 @@ class evaluator {
   expected<verdict> evaluate(const std::string& source, double profile_above = 0.0);
 
   const std::string& baseline_name() const { return baseline_name_; }
+  // Host memory the evaluator holds for its task (inputs, references).
+  size_t host_bytes() const;
 
  private:
   evaluator() = default;
@@ -138,6 +146,17 @@ class evaluator {
   std::vector<std::string> ncu_metrics_;                   // the ncu metrics asked for
   std::string ncu_note_;                                   // why there is no profile (set: the pass is off)
   std::mt19937_64 rng_{std::random_device{}()};  // unpredictable to kernels; never affects a correct kernel's verdict
+  // The worker started for the next candidate (prestart_worker), never used yet.
+  std::unique_ptr<class worker_client> spare_;
+  // A worker under Nsight Compute, started ahead (prestart_worker) for the
+  // next profiling pass: ncu's own start-up is most of a pass.
+  struct ncu_worker;
+  std::unique_ptr<ncu_worker> ncu_spare_;
+  expected<std::unique_ptr<ncu_worker>> start_ncu_worker();
+  // A worker for one candidate: the spare when there is one, else a new one.
+  expected<std::unique_ptr<class worker_client>> candidate_worker(const std::filesystem::path& library);
+  // The options every candidate's worker gets.
+  struct worker_options candidate_worker_options() const;
 };
 
 }  // namespace kevolve::eval

@@ -28,9 +28,22 @@ inline double sum_seconds(const std::vector<int64_t>& ns) {
 // A failed call as a verdict.
 shape_verdict failed_call(shape_verdict sv, const call_outcome& out, const std::string& when);
 
+// A worker started under Nsight Compute and the directory of its log.
+struct evaluator::ncu_worker {
+  temp_dir dir;
+  std::filesystem::path log_file;
+  std::unique_ptr<worker_client> worker;  // destroyed (its process gone) before the directory
+};
+
 struct evaluator::run_totals {
   double kernel_seconds = 0.0;  // wall time of requests that ran kernels
   std::map<std::string, double> phases;  // the evaluator's own work, by phase
+  std::map<std::string, double> kernel_phases;  // kernel_seconds by kind of request
+  // A request's wall time, counted in kernel_seconds and under `kind`.
+  void add_request(const char* kind, double wall_seconds) {
+    kernel_seconds += wall_seconds;
+    kernel_phases[kind] += wall_seconds;
+  }
 };
 
 // Adds the time until destruction (or stop()) to one phase of the overhead.

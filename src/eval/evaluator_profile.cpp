@@ -48,6 +48,21 @@ void evaluator::configure_ncu() {
   ncu_metrics_ = *metrics;
 }
 
+expected<std::unique_ptr<evaluator::ncu_worker>> evaluator::start_ncu_worker() {
+  auto dir = temp_dir::create("kevolve-ncu-");
+  if (!dir) return tl::unexpected(dir.error());
+  const std::filesystem::path log_file = dir->path() / "ncu.csv";
+  worker_options wo = candidate_worker_options();
+  wo.launcher = ncu::launcher(ncu_path_, ncu_metrics_, log_file, kMaxProfiledLaunches);
+  // Counters are admin-only on most nodes: the worker keeps the evaluator's
+  // user (seccomp and limits stay). Nothing it prints is read, and nothing
+  // it does here can change the verdict it already has.
+  wo.keep_user = true;
+  auto w = worker_client::start(wo, {&data_->region_a()}, 1);
+  if (!w) return tl::unexpected(w.error());
+  return std::unique_ptr<ncu_worker>(new ncu_worker{std::move(*dir), log_file, std::move(*w)});
+}
+
 void evaluator::profile_with_ncu(const std::filesystem::path& library, verdict& v, run_totals& totals) {
   if (ncu_path_.empty() || !ncu_note_.empty()) return;
   // The largest timed shape: the one a user's traffic looks like.
@@ -66,28 +81,42 @@ void evaluator::profile_with_ncu(const std::filesystem::path& library, verdict& 
     ncu_note_ = why;
     log::warn("Nsight Compute profiling is off for {} from now on: {}", op_.name, why);
   };
-  auto dir = temp_dir::create("kevolve-ncu-");
-  if (!dir) return fail(dir.error().message);
-  const std::filesystem::path log_file = dir->path() / "ncu.csv";
-  worker_options wo = backend_->worker(data_->threads(), options_.sandbox,
-                                       data_->region_a().size() + options_.memory_limit_bytes + (uint64_t(1) << 30));
-  wo.launcher = ncu::launcher(ncu_path_, ncu_metrics_, log_file, kMaxProfiledLaunches);
-  // Counters are admin-only on most nodes: the worker keeps the evaluator's
-  // user (seccomp and limits stay). Nothing it prints is read, and nothing
-  // it does here can change the verdict it already has.
-  wo.keep_user = true;
-  auto w = worker_client::spawn(wo, {&data_->region_a()}, {library});
-  if (!w) return fail(w.error().message);
+  std::unique_ptr<ncu_worker> nw = std::move(ncu_spare_);
+  if (!nw || !nw->worker->still_running()) {
+    auto started = start_ncu_worker();
+    if (!started) return fail(started.error().message);
+    nw = std::move(*started);
+  }
+  // The next pass's worker starts once this one is done, whatever its outcome.
+  struct restart {
+    evaluator& e;
+    ~restart() {
+      if (!e.options_.prestart_worker || !e.ncu_note_.empty()) return;
+      if (auto next = e.start_ncu_worker()) e.ncu_spare_ = std::move(*next);
+    }
+  } restart_after{*this};
+  if (auto r = nw->worker->load({library}); !r) return fail(r.error().message);
+  const std::filesystem::path& log_file = nw->log_file;
+  auto& w = nw->worker;
   // Replays save and restore the kernel's memory once per counter pass.
   const milliseconds timeout = std::max(options_.call_timeout * 10, milliseconds(120000));
   const size_t p = best;
-  auto setup = (*w)->setup(data_->candidate_setup(p), timeout);
+  // Where a pass's time goes, beside its total.
+  phase_clock setup_clock(totals.phases, "Nsight Compute: worker ready and inputs on the device");
+  // Set 0 only: every counter pass saves and restores the device memory the
+  // worker holds, so the timing rotation's other sets would only slow it.
+  auto setup = w->setup(data_->candidate_setup(p, 1), timeout);
   if (!setup.ok()) return fail("the worker under ncu did not start: " + setup.detail);
+  setup_clock.stop();
   if (auto r = data_->begin_candidate(p); !r) return fail(r.error().message);
   if (auto r = data_->ensure_inputs(p, 0, data_->set_seed(p, 0), 0); !r) return fail(r.error().message);
   data_->poison_outputs(p, 0, poison_byte(0));
-  auto out = (*w)->call(0, 0, timeout);
-  const auto exit = (*w)->wait_exit(timeout);
+  phase_clock call_clock(totals.phases, "Nsight Compute: the profiled call (replays)");
+  auto out = w->call(0, 0, timeout);
+  call_clock.stop();
+  phase_clock exit_clock(totals.phases, "Nsight Compute: ncu's exit and report");
+  const auto exit = w->wait_exit(timeout);
+  exit_clock.stop();
   if (const std::string damage = data_->finish_candidate(p); !damage.empty())
     log::warn("{}: the kernel profiled by ncu {}; its inputs are regenerated", op_.name, damage);
   if (!out.ok()) {  // ncu's own account of it, where its log has one

@@ -82,7 +82,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
 
   // Warm-up: one pass over every set (page faults, caches, thread pools).
   auto wc = cand.time(0, 0, sets, timeout * sets);
-  totals.kernel_seconds += wc.wall_seconds;
+  totals.add_request("timing the candidate (warm-up)", wc.wall_seconds);
   if (!wc.ok()) return failed_call(sv, wc, "warm-up");
   cand_reported += sum_seconds(wc.ns);
   cand_calls += uint32_t(wc.ns.size());
@@ -90,7 +90,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   double est_b = 1e-7;
   if (time_base) {
     auto wb = data_->baseline_worker().time(0, 0, sets, timeout * sets);
-    totals.kernel_seconds += wb.wall_seconds;
+    totals.add_request("timing the baseline", wb.wall_seconds);
     if (!wb.ok()) {
       sv.result = status::skipped;
       sv.reason = "the baseline failed during warm-up: " + wb.detail;
@@ -119,7 +119,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
   for (int r = 0; r <= rounds; ++r) {
     if (r < rounds && time_base) {
       auto ob = data_->baseline_worker().time(0, next_b % sets, reps_b, timeout * reps_b);
-      totals.kernel_seconds += ob.wall_seconds;
+      totals.add_request("timing the baseline", ob.wall_seconds);
       if (!ob.ok()) {
         sv.result = status::skipped;
         sv.reason = "the baseline failed while timing: " + ob.detail;
@@ -139,7 +139,7 @@ shape_verdict evaluator::time_shape(size_t p, bool last, worker_client& cand, sh
       data_->poison_outputs(p, int(first), poison_byte(first + 1));
     }
     auto oc = cand.time(0, first, reps, timeout * reps);
-    totals.kernel_seconds += oc.wall_seconds;
+    totals.add_request(final_batch ? "timing the candidate (checked last call)" : "timing the candidate (rounds)", oc.wall_seconds);
     if (!oc.ok()) return failed_call(sv, oc, "timing");
     const double reported = sum_seconds(oc.ns);
     // The worker's clock against ours: calls cannot take less than they took.
@@ -219,7 +219,7 @@ expected<void> evaluator::check_timed_baseline(size_t p, run_totals& totals) {
   if (!ref) return tl::unexpected(ref.error());
   data_->poison_baseline_outputs(p, 0, 0xFF);
   auto out = data_->baseline_worker().call(0, 0, options_.call_timeout);
-  totals.kernel_seconds += out.wall_seconds;
+  totals.add_request("checking the baseline", out.wall_seconds);
   const std::string what = op_.file.string() + ": the timed baseline of operator '" + op_.name + "' (" + baseline_name_ + ")";
   if (!out.ok()) return make_error(errc::invalid_input, what + " failed at shape '" + ps.inst.shape_name + "': " + out.detail);
   const auto check = data_->compare_baseline_outputs(p, 0, **ref);
@@ -368,7 +368,7 @@ shape_verdict evaluator::time_shape_once(size_t p, bool last, worker_client& can
   if (known == baseline_once_.end()) {
     // one request: its calls run on sets 0 .. n_sets - 1 in turn
     auto ob = data_->baseline_worker().time(0, 0, n_sets, timeout * n_sets);
-    totals.kernel_seconds += ob.wall_seconds;
+    totals.add_request("timing the baseline", ob.wall_seconds);
     if (!ob.ok()) {
       sv.result = status::skipped;
       sv.reason = "the baseline failed while timing: " + ob.detail;

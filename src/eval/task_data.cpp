@@ -172,6 +172,15 @@ expected<std::unique_ptr<task_data>> task_data::create(const spec::operator_spec
   return d;
 }
 
+size_t task_data::host_bytes() const {
+  size_t n = a_.size() + b_.size() + c_.size();
+  for (const auto& [key, ref] : ref_cache_)
+    for (const auto& o : ref.outputs) n += o.size();
+  for (const auto& ps : problems_)
+    for (const auto& [seed, snap] : ps.set0_snapshots) n += snap.bytes.size();
+  return n;
+}
+
 uint64_t task_data::set_seed(size_t p, int set) const {
   return trial_seed(options_->seed, problems_[p].inst.shape_name, uint32_t(set)) | 1;
 }
@@ -310,10 +319,11 @@ std::vector<uint64_t> task_data::guards(const region_plan& plan, uint32_t region
   return g;
 }
 
-std::vector<char> task_data::candidate_setup(size_t p) const {
+std::vector<char> task_data::candidate_setup(size_t p, int max_sets) const {
   const problem_state& ps = problems_[p];
   std::vector<kv_args> sets;
-  for (int s = 0; s < ps.buf.num_sets; ++s) {
+  const int n = max_sets > 0 ? std::min(max_sets, ps.buf.num_sets) : ps.buf.num_sets;
+  for (int s = 0; s < n; ++s) {
     std::vector<uint64_t> in, out;
     for (const auto& b : ps.buf.inputs[size_t(s)]) in.push_back(wire::encode(0, b.offset));
     for (const auto& b : ps.buf.cand_out[size_t(s)]) out.push_back(wire::encode(0, b.offset));

@@ -79,6 +79,8 @@ class task_data {
   const problem_state& problem(size_t p) const { return problems_[p]; }
   const shared_region& region_a() const { return a_; }
   int threads() const { return threads_; }
+  // Host memory this task holds: its regions, reference outputs and snapshots.
+  size_t host_bytes() const;
 
   char* at_a(const buffer_ref& b) const { return a_.data() + b.offset; }
   char* at_b(const buffer_ref& b) const { return b_.data() + b.offset; }
@@ -129,7 +131,9 @@ class task_data {
   expected<const reference_result*> reference(size_t p, int s);
 
   // SETUP payloads: candidate (region A only) and baseline worker.
-  std::vector<char> candidate_setup(size_t p) const;
+  // The candidate worker's SETUP for problem `p`: its first `max_sets` input
+  // sets (0: every one).
+  std::vector<char> candidate_setup(size_t p, int max_sets = 0) const;
   expected<void> setup_baseline_worker(size_t p);
   worker_client& baseline_worker() { return *base_worker_; }
   bool has_timed_baseline() const { return base_worker_ != nullptr; }

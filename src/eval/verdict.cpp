@@ -94,7 +94,8 @@ nlohmann::json to_json(const verdict& v) {
           {"shapes", shapes},
           {"seconds", v.seconds},
           {"overhead_seconds", v.overhead_seconds},
-          {"overhead_phases", v.overhead_phases}};
+          {"overhead_phases", v.overhead_phases},
+          {"kernel_phases", v.kernel_phases}};
 }
 
 double shape_verdict::torch_speedup() const {

@@ -126,6 +126,7 @@ struct verdict {
   double seconds = 0.0;           // whole evaluation, wall clock
   double overhead_seconds = 0.0;  // evaluation minus compiling and running kernels
   std::map<std::string, double> overhead_phases;  // where the overhead went, seconds
+  std::map<std::string, double> kernel_phases;    // where the requests that ran kernels went, seconds
 
   bool ok() const { return result == status::ok; }
 };

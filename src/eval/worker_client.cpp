@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,9 +87,18 @@ std::string describe_worker_death(int status) {
 expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_options& o,
                                                               const std::vector<const shared_region*>& regions,
                                                               const std::vector<std::filesystem::path>& libraries) {
-  if (regions.empty() || regions.size() > size_t(wire::kMaxRegions) || libraries.empty() ||
-      libraries.size() > size_t(wire::kMaxLibs))
-    return make_error(errc::internal, "worker_client::spawn: bad region or library count");
+  auto w = start(o, regions, libraries.size());
+  if (!w) return w;
+  if (auto r = (*w)->load(libraries); !r) return tl::unexpected(r.error());
+  return w;
+}
+
+expected<std::unique_ptr<worker_client>> worker_client::start(const worker_options& o,
+                                                              const std::vector<const shared_region*>& regions,
+                                                              size_t num_libraries) {
+  if (regions.empty() || regions.size() > size_t(wire::kMaxRegions) || num_libraries == 0 ||
+      num_libraries > size_t(wire::kMaxLibs))
+    return make_error(errc::internal, "worker_client::start: bad region or library count");
   std::unique_ptr<worker_client> w(new worker_client());
   auto dir = temp_dir::create("kevolve-worker-");
   if (!dir) return tl::unexpected(dir.error());
@@ -102,24 +112,15 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
   const int log_fd = ::open(w->log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return make_error(errc::io_error, "cannot create worker log: " + std::string(std::strerror(errno)));
 
-  std::vector<int> lib_fds;
-  for (const auto& lib : libraries) {
-    const int fd = ::open(lib.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      for (int f : lib_fds) ::close(f);
-      ::close(log_fd);
-      return make_error(errc::io_error, "cannot open kernel library " + lib.string() + ": " + std::strerror(errno));
-    }
-    lib_fds.push_back(fd);
-  }
-  int req[2], rep[2];
-  if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) {
+  int req[2], rep[2], libs[2];
+  if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0 ||
+      ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, libs) != 0) {
     ::close(log_fd);
     return make_error(errc::subprocess_error, "pipe: " + std::string(std::strerror(errno)));
   }
   const std::string exe = o.executable.string();
   std::vector<std::string> argv_s = o.launcher;
-  argv_s.insert(argv_s.end(), {exe, std::to_string(regions.size()), std::to_string(libraries.size()),
+  argv_s.insert(argv_s.end(), {exe, std::to_string(regions.size()), std::to_string(num_libraries),
                                      std::to_string(o.address_space_bytes), !o.sandbox ? "0" : o.keep_user ? "2" : "1"});
   argv_s.insert(argv_s.end(), o.extra_args.begin(), o.extra_args.end());
   std::vector<char*> argv;
@@ -129,7 +130,7 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<int> sources = {req[0], rep[1]};
+  std::vector<int> sources = {req[0], rep[1], libs[1]};
   for (const auto* r : regions) sources.push_back(r->fd());
   const std::string dir_path = w->dir_->path().string();
 
@@ -145,20 +146,19 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
     // itself stops workers with SIGKILL only.
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_IGN);
     // Move every source above the target range first, then into place.
-    int moved[2 + wire::kMaxRegions + wire::kMaxLibs];
+    int moved[3 + wire::kMaxRegions];
     size_t n = 0;
     for (int fd : sources) moved[n++] = ::fcntl(fd, F_DUPFD, 64);
-    for (int fd : lib_fds) moved[n++] = ::fcntl(fd, F_DUPFD, 64);
     const int log_high = ::fcntl(log_fd, F_DUPFD, 64);
     ::dup2(moved[0], wire::kRequestFd);
     ::dup2(moved[1], wire::kReplyFd);
-    for (size_t i = 0; i < regions.size(); ++i) ::dup2(moved[2 + i], wire::kFirstRegionFd + int(i));
-    for (size_t i = 0; i < lib_fds.size(); ++i) ::dup2(moved[2 + regions.size() + i], wire::kFirstLibFd + int(i));
+    ::dup2(moved[2], wire::kLibSocketFd);
+    for (size_t i = 0; i < regions.size(); ++i) ::dup2(moved[3 + i], wire::kFirstRegionFd + int(i));
     ::dup2(log_high, 1);
     ::dup2(log_high, 2);
     const int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, 0);
-    ::close_range(unsigned(wire::kFirstLibFd + int(lib_fds.size())), ~0U, 0);
+    ::close_range(unsigned(wire::kLibSocketFd + 1), ~0U, 0);
     if (::chdir(dir_path.c_str()) != 0) ::_exit(wire::kExitSetupFailed);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(wire::kExitSetupFailed);
@@ -166,14 +166,46 @@ expected<std::unique_ptr<worker_client>> worker_client::spawn(const worker_optio
   ::setpgid(pid, pid);
   ::close(req[0]);
   ::close(rep[1]);
+  ::close(libs[1]);
   ::close(log_fd);
-  for (int f : lib_fds) ::close(f);
   w->pid_ = pid;
   w->req_fd_ = req[1];
   w->rep_fd_ = rep[0];
+  w->lib_fd_ = libs[0];
+  w->num_libs_ = num_libraries;
   // A worker whose evaluator dies must not block on a full pipe forever.
   ::signal(SIGPIPE, SIG_IGN);
   return w;
+}
+
+expected<void> worker_client::load(const std::vector<std::filesystem::path>& libraries) {
+  if (lib_fd_ < 0) return make_error(errc::internal, "worker_client::load: the libraries were already sent");
+  if (libraries.size() != num_libs_)
+    return make_error(errc::internal, "worker_client::load: " + std::to_string(libraries.size()) + " libraries for a worker started for " +
+                                          std::to_string(num_libs_));
+  std::vector<int> fds;
+  auto close_all = [&] {
+    for (int f : fds) ::close(f);
+  };
+  for (const auto& lib : libraries) {
+    const int fd = ::open(lib.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      close_all();
+      return make_error(errc::io_error, "cannot open kernel library " + lib.string() + ": " + std::strerror(errno));
+    }
+    fds.push_back(fd);
+  }
+  wire::lib_message m;
+  m.count = uint32_t(fds.size());
+  const ssize_t r = send_with_fds(lib_fd_, &m, sizeof m, fds);
+  const int err = errno;
+  close_all();
+  ::close(lib_fd_);
+  lib_fd_ = -1;
+  // A worker that died while it started shows at its first request.
+  if (r != ssize_t(sizeof m) && err != EPIPE && err != ECONNRESET)
+    return make_error(errc::subprocess_error, "sending the kernel library to the worker: " + std::string(std::strerror(err)));
+  return {};
 }
 
 worker_client::~worker_client() { shutdown(); }
@@ -287,6 +319,15 @@ call_outcome worker_client::profile(std::chrono::milliseconds timeout) {
   return request(wire::op::profile, 0, 0, 64, {}, timeout);
 }
 
+bool worker_client::still_running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == 0) return true;
+  ::kill(-pid_, SIGKILL);
+  pid_ = -1;
+  return false;
+}
+
 double worker_client::cpu_seconds() const {
   if (pid_ <= 0) return 0.0;
   std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
@@ -330,6 +371,9 @@ std::string worker_client::output_tail(size_t max_bytes) const {
 }
 
 void worker_client::release() {
+  // A worker still waiting for its libraries ends when their socket closes.
+  if (lib_fd_ >= 0) ::close(lib_fd_);
+  lib_fd_ = -1;
   if (pid_ <= 0 || req_fd_ < 0) return;
   wire::request q;
   q.code = wire::op::quit;
@@ -377,7 +421,8 @@ void worker_client::shutdown() {
   }
   if (req_fd_ >= 0) ::close(req_fd_);
   if (rep_fd_ >= 0) ::close(rep_fd_);
-  req_fd_ = rep_fd_ = -1;
+  if (lib_fd_ >= 0) ::close(lib_fd_);
+  req_fd_ = rep_fd_ = lib_fd_ = -1;
   dir_.reset();
 }
 

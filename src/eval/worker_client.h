@@ -47,9 +47,20 @@ struct call_outcome {
 
 class worker_client {
  public:
+  // start, then load.
   static expected<std::unique_ptr<worker_client>> spawn(const worker_options& options,
                                                         const std::vector<const shared_region*>& regions,
                                                         const std::vector<std::filesystem::path>& libraries);
+  // Starts a worker that will load `num_libraries` libraries: it maps the
+  // regions, opens its device and waits, before its sandbox, for load().
+  // A worker started ahead of its candidate takes CUDA context creation off
+  // the candidate's time; it is still used for that one candidate only.
+  static expected<std::unique_ptr<worker_client>> start(const worker_options& options,
+                                                        const std::vector<const shared_region*>& regions,
+                                                        size_t num_libraries);
+  // Sends the libraries (once). A worker that died while it started shows
+  // it at its first request.
+  expected<void> load(const std::vector<std::filesystem::path>& libraries);
   ~worker_client();
   worker_client(const worker_client&) = delete;
   worker_client& operator=(const worker_client&) = delete;
@@ -64,6 +75,8 @@ class worker_client {
   call_outcome profile(std::chrono::milliseconds timeout);
 
   bool alive() const { return pid_ > 0; }
+  // Whether the process has not exited (reaps it if it has).
+  bool still_running();
   int pid() const { return pid_; }
   // CPU time (user + system, all threads, live and exited) used so far;
   // clock-tick resolution (10 ms).
@@ -92,6 +105,8 @@ class worker_client {
   int pid_ = -1;
   int req_fd_ = -1;
   int rep_fd_ = -1;
+  int lib_fd_ = -1;  // until load(): the socket the libraries go through
+  size_t num_libs_ = 0;
   std::unique_ptr<temp_dir> dir_;
   std::filesystem::path log_path_;
   std::mt19937_64 nonce_rng_{std::random_device{}()};

@@ -17,13 +17,23 @@ namespace kevolve::eval::wire {
 
 constexpr uint32_t kMagic = 0x4b45564fu;  // "KEVO"
 constexpr int kMaxRegions = 4;
-constexpr int kMaxLibs = 2;
+constexpr int kMaxLibs = 2;  // at most fd_io.h's kMaxFds: they travel in one message
 
 // File descriptors the worker finds at start.
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
-constexpr int kFirstRegionFd = 5;                        // 5..5+regions-1
-constexpr int kFirstLibFd = kFirstRegionFd + kMaxRegions;  // then the libraries
+constexpr int kFirstRegionFd = 5;                          // 5..5+regions-1
+constexpr int kLibSocketFd = kFirstRegionFd + kMaxRegions;  // the libraries arrive here
+
+// The kernel libraries come over kLibSocketFd (a Unix socket) as one message:
+// a lib_message and, as SCM_RIGHTS, one read-only fd per library. The worker
+// waits for it once its device context exists, so a worker can be started
+// before its candidate is compiled (worker_client::start) and handed the
+// library later (worker_client::load).
+struct lib_message {
+  uint32_t magic = 0x4b45564cu;  // "KEVL"
+  uint32_t count = 0;            // fds attached: NUM_LIBS of the worker's argv
+};
 
 // DOWNLOAD (GPU workers only): copy every tensor of every set from the
 // device back into the shared regions.

@@ -70,16 +70,19 @@ class skeleton {
       fail(wire::kExitSetupFailed, "bad region or library count");
     map_regions(num_regions);
     backend_.open(argv + 5);
+    backend_.before_libraries(core_);
     // Every thread running now is the worker's own (thread_parker.h).
     const std::string parker = thread_parker::install();
     if (!parker.empty()) fail(wire::kExitSetupFailed, parker);
-    if (traits_.load_before_sandbox) load_kernels(num_libs);
+    // A worker started ahead of its candidate waits here, its context ready.
+    receive_libraries(num_libs);
+    if (traits_.load_before_sandbox) load_kernels();
     sandbox_options opts = sandbox_for_mode(sandbox_mode);
     opts.address_space_bytes = traits_.limit_address_space ? as_bytes : 0;
     opts.reserved_signal = thread_parker::signal_number();
     const std::string err = enter_sandbox(opts);
     if (!err.empty()) fail(wire::kExitSandboxFailed, err);
-    if (!traits_.load_before_sandbox) load_kernels(num_libs);
+    if (!traits_.load_before_sandbox) load_kernels();
     seal_process();
     return serve();
   }
@@ -102,16 +105,33 @@ class skeleton {
     }
   }
 
-  void load_kernels(int n) {
-    for (int i = 0; i < n; ++i) {
-      const std::string path = "/proc/self/fd/" + std::to_string(wire::kFirstLibFd + i);
+  // One lib_message with exactly n fds; the socket closes after it. The
+  // evaluator closing its end first (a started worker it no longer wants)
+  // ends the process.
+  void receive_libraries(int n) {
+    wire::lib_message m;
+    bool truncated = false;
+    const ssize_t r = recv_with_fds(wire::kLibSocketFd, &m, sizeof m, lib_fds_, truncated);
+    if (r == 0) ::_exit(0);
+    const wire::lib_message expect;
+    if (r != ssize_t(sizeof m) || m.magic != expect.magic || m.count != uint32_t(n) || truncated)
+      fail(wire::kExitSetupFailed, "bad library message on fd " + std::to_string(wire::kLibSocketFd));
+    if (lib_fds_.size() != size_t(n))
+      fail(wire::kExitSetupFailed, "expected " + std::to_string(n) + " library fds, got " + std::to_string(lib_fds_.size()));
+    ::close(wire::kLibSocketFd);
+  }
+
+  void load_kernels() {
+    for (size_t i = 0; i < lib_fds_.size(); ++i) {
+      const std::string path = "/proc/self/fd/" + std::to_string(lib_fds_[i]);
       void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!h) fail(wire::kExitSetupFailed, std::string("dlopen: ") + ::dlerror());
       void* fn = ::dlsym(h, "kevolve_kernel");
       if (!fn) fail(wire::kExitSetupFailed, "library " + std::to_string(i) + " has no kevolve_kernel");
       core_.kernels.push_back(fn);
-      ::close(wire::kFirstLibFd + i);
+      ::close(lib_fds_[i]);
     }
+    lib_fds_.clear();
     backend_.loaded(core_);
   }
 
@@ -185,6 +205,7 @@ class skeleton {
   const worker_traits& traits_;
   worker_backend& backend_;
   worker_core core_;
+  std::vector<int> lib_fds_;
 };
 
 }  // namespace

@@ -76,6 +76,10 @@ class worker_backend {
   // Before the parker and the sandbox: the device, its context and whatever
   // else must exist before either; `extra` holds the backend's arguments.
   virtual void open(char** extra) { (void)extra; }
+  // After open, the regions mapped, before the parker and before the
+  // libraries arrive: what a worker started ahead of its candidate does off
+  // the candidate's time (a GPU worker pins the regions for fast copies).
+  virtual void before_libraries(worker_core& core) { (void)core; }
   // After the candidate libraries are loaded, before the sandbox when they
   // are loaded before it.
   virtual void loaded(worker_core& core) { (void)core; }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <thread>
 
+#include <unistd.h>
+
 #include "common/log.h"
 #include "eval/backends/backend.h"
 #include "eval/compile_pool.h"
@@ -108,6 +110,13 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   e->key = key;
   e->evaluator = std::move(*ev);
   cache_.push_front(std::move(e));
+  static const size_t budget = size_t(double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE)) * 0.4);
+  auto held = [&] {
+    size_t n = 0;
+    for (const auto& c : cache_) n += c->evaluator->host_bytes();
+    return n;
+  };
+  while (cache_.size() > 1 && held() > budget) cache_.pop_back();
   return cache_.front().get();
 }
 
@@ -164,6 +173,13 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
     return finish();
   }
   out.status = eval::to_string(v->result);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::string split;
+    for (const auto* phases : {&v->overhead_phases, &v->kernel_phases})
+      for (const auto& [name, s] : *phases) split += fmt::format("; {} {:.3f}", name, s);
+    log::debug("rank {}: evaluation split of node {} of {}: {} in {:.3f} s (compile {:.3f} s{}){}", rank_, request.node,
+               request.task_id, out.status, v->seconds, v->compile.seconds, v->compile.cached ? " cached" : "", split);
+  }
   // Nor measuring the PyTorch baselines, once per shape and evaluator.
   const auto torch = v->overhead_phases.find(eval::kTorchPhase);
   const double evaluating = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation_start).count() -

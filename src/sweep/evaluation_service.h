@@ -52,11 +52,14 @@ class backend_router final : public evaluation_service {
 expected<void> probe_backend(const std::string& backend);
 
 // The real service: one eval::evaluator per task, the most recently used
-// `cache_size` kept (each holds its task's inputs and reference outputs).
+// `cache_size` kept (each holds its task's inputs and reference outputs),
+// fewer where together they would hold more than 40% of the node's memory.
+// A scheduler keeps several tasks in flight per evaluator (queue_depth):
+// evaluating them in turn must not rebuild an evaluator every time.
 // With a compile pool, prepare() compiles waiting candidates ahead.
 class task_evaluators final : public evaluation_service {
  public:
-  task_evaluators(int rank, size_t cache_size = 2, std::shared_ptr<eval::compile_pool> pool = nullptr);
+  task_evaluators(int rank, size_t cache_size = 4, std::shared_ptr<eval::compile_pool> pool = nullptr);
   ~task_evaluators() override;
   eval_result evaluate(const eval_request& request) override;
   void prepare(const eval_request& request) override;

@@ -33,6 +33,11 @@ struct cuda_rt {
   static error_t free(void* p) { return cudaFree(p); }
   static error_t upload(void* dev, const void* host, size_t n) { return cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice); }
   static error_t download(void* host, const void* dev, size_t n) { return cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost); }
+  static bool host_register(void* p, size_t n) {
+    if (cudaHostRegister(p, n, cudaHostRegisterDefault) == cudaSuccess) return true;
+    (void)cudaGetLastError();
+    return false;
+  }
   static error_t memset_async(void* p, int v, size_t n) { return cudaMemsetAsync(p, v, n, nullptr); }
   static error_t event_create(event_t* e) { return cudaEventCreate(e); }
   static error_t event_record(event_t e) { return cudaEventRecord(e, nullptr); }

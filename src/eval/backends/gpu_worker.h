@@ -24,7 +24,8 @@
 // device_count, use_device, create_context, malloc, free, upload, download,
 // memset_async (on the default stream), event_create, event_record (default
 // stream), elapsed_ms, synchronize, last_error; kernel_stream() (what kernels
-// get); before_batch() (before a timed batch) and flush_bytes (a buffer
+// get); host_register (page-locks host memory; false where refused, the
+// error cleared); before_batch() (before a timed batch) and flush_bytes (a buffer
 // rewritten before every timed call, outside its events, to flush caches
 // the input rotation cannot; 0: none).
 #pragma once
@@ -83,6 +84,14 @@ class worker : public worker_backend {
     }
     if (Rt::flush_bytes) flush_ = device_alloc_persistent(Rt::flush_bytes);
     warm_up();
+  }
+
+  // The shared regions page-locked for the device's copy engines: every
+  // upload and download of a set is a DMA instead of a staged copy. Where
+  // the driver refuses (locked-memory limits), copies stay pageable.
+  void before_libraries(worker_core& core) override {
+    for (const auto& r : core.regions)
+      if (!Rt::host_register(r.base, r.size)) break;
   }
 
   void loaded(worker_core&) override { check(Rt::synchronize(), "loading the kernels"); }

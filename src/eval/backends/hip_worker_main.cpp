@@ -32,6 +32,11 @@ struct hip_rt {
   static error_t free(void* p) { return hipFree(p); }
   static error_t upload(void* dev, const void* host, size_t n) { return hipMemcpy(dev, host, n, hipMemcpyHostToDevice); }
   static error_t download(void* host, const void* dev, size_t n) { return hipMemcpy(host, dev, n, hipMemcpyDeviceToHost); }
+  static bool host_register(void* p, size_t n) {
+    if (hipHostRegister(p, n, hipHostRegisterDefault) == hipSuccess) return true;
+    (void)hipGetLastError();
+    return false;
+  }
   static error_t memset_async(void* p, int v, size_t n) { return hipMemsetAsync(p, v, n, nullptr); }
   static error_t event_create(event_t* e) { return hipEventCreate(e); }
   static error_t event_record(event_t e) { return hipEventRecord(e, nullptr); }
