@@ -107,7 +107,7 @@ namespace kevolve::sweep {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_settings& x) {
   return f(caf::meta::type_name("eval_settings"), x.threads, x.budget_seconds, x.timeout_ms, x.trials, x.seed,
-           x.torch_baselines, x.ncu, x.fitness);
+           x.torch_baselines, x.torch_compile, x.ncu, x.fitness);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_request& x) {

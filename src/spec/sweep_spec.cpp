@@ -269,7 +269,7 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
 
   YAML::Node ev = r.child(root, "evaluator", "evaluator", false);
   if (ev.IsDefined()) {
-    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines", "ncu", "fitness"}, "evaluator.");
+    r.reject_unknown_keys(ev, {"threads", "budget", "timeout_ms", "trials", "torch_baselines", "torch_compile", "ncu", "fitness"}, "evaluator.");
     if (auto v = r.number_value(ev, "threads", "evaluator.threads", false)) s.threads = int(*v);
     if (auto v = r.number_value(ev, "budget", "evaluator.budget", false)) s.budget_seconds = *v;
     if (auto v = r.number_value(ev, "timeout_ms", "evaluator.timeout_ms", false)) s.timeout_ms = int(*v);
@@ -279,6 +279,12 @@ expected<sweep_spec> load_sweep(const std::filesystem::path& file) {
         r.fail(ev["torch_baselines"], "evaluator.torch_baselines", "must be auto, on or off, got \"" + *v + "\"");
       else
         s.torch_baselines = *v;
+    }
+    if (auto v = r.string_value(ev, "torch_compile", "evaluator.torch_compile", false)) {
+      if (*v != "auto" && *v != "on" && *v != "off")
+        r.fail(ev["torch_compile"], "evaluator.torch_compile", "must be auto, on or off, got \"" + *v + "\"");
+      else
+        s.torch_compile = *v;
     }
     if (auto v = r.string_value(ev, "fitness", "evaluator.fitness", false)) {
       if (*v != "torch" && *v != "baseline")

@@ -47,6 +47,7 @@ struct sweep_spec {
   int timeout_ms = 10000;
   int trials = 3;
   std::string torch_baselines = "auto";  // auto (on where the backend has a PyTorch: cpu, cuda), on, off
+  std::string torch_compile = "auto";    // torch.compile beside eager: auto (where the backend has it), on, off
   std::string fitness;                   // torch | baseline; empty: torch where PyTorch is timed, else baseline
   std::string ncu = "auto";              // Nsight Compute counters (cuda): auto (when found), on, off
   // store

@@ -66,7 +66,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   const eval_settings& s = r.settings;
   const std::string key = r.task_id + "|" + r.op_hash + "|" + std::to_string(s.threads) + "|" + std::to_string(s.budget_seconds) +
                           "|" + std::to_string(s.timeout_ms) + "|" + std::to_string(s.trials) + "|" + std::to_string(s.seed) +
-                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.ncu) + "|" + s.fitness + "|" +
+                          "|" + std::to_string(s.torch_baselines) + "|" + std::to_string(s.torch_compile) + "|" + std::to_string(s.ncu) + "|" + s.fitness + "|" +
                           spec::describe_shapes(r.shapes);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if ((*it)->key == key) {
@@ -99,6 +99,7 @@ expected<task_evaluators::entry*> task_evaluators::evaluator_for(const eval_requ
   eo.call_timeout = std::chrono::milliseconds(s.timeout_ms);
   eo.verify_trials = s.trials;
   if (s.torch_baselines >= 0) eo.torch_baselines = s.torch_baselines == 1;
+  if (s.torch_compile >= 0) eo.torch_compile = s.torch_compile == 1;
   if (s.ncu >= 0) eo.ncu = s.ncu == 1;
   eo.fitness = s.fitness;
   // Free the least recently used evaluator before building a new one: each

@@ -269,6 +269,7 @@ eval_request scheduler::request_for(active_task& t, int64_t node) {
   r.settings.budget_seconds = spec_.budget_seconds;
   r.settings.torch_baselines = spec_.torch_baselines == "auto" ? -1 : spec_.torch_baselines == "on";
   r.settings.ncu = spec_.ncu == "auto" ? -1 : spec_.ncu == "on";
+  r.settings.torch_compile = spec_.torch_compile == "auto" ? -1 : spec_.torch_compile == "on";
   r.settings.fitness = spec_.fitness;
   r.settings.timeout_ms = spec_.timeout_ms;
   r.settings.trials = spec_.trials;

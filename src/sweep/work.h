@@ -21,6 +21,7 @@ struct eval_settings {
   int trials = 3;
   uint64_t seed = 1;
   int torch_baselines = -1;  // PyTorch baselines: -1 the backend's default, 0 off, 1 on
+  int torch_compile = -1;    // torch.compile among them: -1 the backend's default, 0 off, 1 on
   int ncu = -1;              // Nsight Compute counters (cuda): -1 when found, 0 off, 1 on
   std::string fitness;       // torch | baseline; empty: torch where PyTorch is timed
 };

@@ -25,6 +25,22 @@ REDUCE = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "va
           "smooth_l1_loss", "mse_loss", "l1_loss", "huber_loss", "nll_loss_forward", "logsumexp", "argmax", "argmin"}
 
 
+# One-argument pointwise ops and the C functions they are (the cpu prelude
+# knowledge/templates/cpu/_vec.inc has each for vectors; CUDA and HIP have
+# them for floats).
+UNARY = {"sigmoid": "sigmoidf", "tanh": "tanhf", "exp": "expf", "sqrt": "sqrtf", "abs": "fabsf",
+         "log": "logf", "log1p": "log1pf", "expm1": "expm1f", "erf": "erff", "sin": "sinf", "cos": "cosf",
+         "floor": "floorf", "ceil": "ceilf", "trunc": "truncf", "round": "rintf"}
+# One-argument pointwise ops as C expressions of their argument {x}.
+FORMS = {"relu": "fmaxf({x}, 0.0f)", "neg": "(-({x}))", "rsqrt": "(1.0f/sqrtf({x}))", "reciprocal": "(1.0f/({x}))",
+         "exp2": "expf(({x})*0.6931471805599453f)", "erfc": "(1.0f-erff({x}))",
+         "log2": "(logf({x})*1.4426950408889634f)", "log10": "(logf({x})*0.4342944819032518f)",
+         "silu": "(({x})*sigmoidf({x}))", "hardswish": "(({x})*fminf(fmaxf(({x})+3.0f, 0.0f), 6.0f)/6.0f)",
+         "hardsigmoid": "(fminf(fmaxf(({x})+3.0f, 0.0f), 6.0f)/6.0f)"}
+# Pointwise ops PyTorch does not tag `pointwise`.
+UNTAGGED_POINTWISE = {"hardswish", "rsub"}
+
+
 def _f(x):
     return repr(float(x)) + "f"
 
@@ -39,27 +55,75 @@ def _translate(name, a, args, kwargs):
     """C expression of one pointwise op; a: the C texts of its args (None
     for a non-tensor arg, which is read from args)."""
     x = a[0]
-    if name == "relu":
-        return f"fmaxf({x}, 0.0f)"
-    if name in ("sigmoid", "tanh", "exp", "sqrt", "abs"):
-        fn = {"sigmoid": "sigmoidf", "tanh": "tanhf", "exp": "expf", "sqrt": "sqrtf", "abs": "fabsf"}[name]
-        return f"{fn}({x})"
-    if name == "neg":
-        return f"(-({x}))"
-    if name == "gelu" and _kw(args, kwargs, 1, "approximate", "none") == "none":
+    if x is None and name not in ("pow",):
+        return None
+    if name == "round" and (len(args) > 1 or "decimals" in kwargs):
+        return None
+    if name in UNARY:
+        return f"{UNARY[name]}({x})"
+    if name in FORMS:
+        return FORMS[name].format(x=x)
+    if name == "gelu":
+        if _kw(args, kwargs, 1, "approximate", "none") == "tanh":
+            return f"(0.5f*({x})*(1.0f+tanhf(0.7978845608028654f*(({x})+0.044715f*({x})*({x})*({x})))))"
         return f"(0.5f*({x})*(1.0f+erff(({x})*0.70710678118654752f)))"
-    if name == "elu":
-        alpha, scale, iscale = (_kw(args, kwargs, i, n, 1.0) for i, n in ((1, "alpha"), (2, "scale"), (3, "input_scale")))
+    if name in ("elu", "selu", "celu"):
+        if name == "selu":
+            alpha, scale, iscale = 1.6732632423543772, 1.0507009873554805, 1.0
+        elif name == "celu":
+            alpha = _kw(args, kwargs, 1, "alpha", 1.0)
+            scale, iscale = 1.0, 1.0 / alpha
+        else:
+            alpha, scale, iscale = (_kw(args, kwargs, i, n, 1.0) for i, n in ((1, "alpha"), (2, "scale"), (3, "input_scale")))
         return f"({_f(scale)}*(fmaxf({x}, 0.0f)+fminf({_f(alpha)}*(expf({_f(iscale)}*({x}))-1.0f), 0.0f)))"
     if name == "leaky_relu":
         slope = _kw(args, kwargs, 1, "negative_slope", 0.01)
         return f"(fmaxf({x}, 0.0f)+{_f(slope)}*fminf({x}, 0.0f))"
-    if name == "clamp":
-        lo, hi = _kw(args, kwargs, 1, "min", None), _kw(args, kwargs, 2, "max", None)
+    if name in ("softplus", "mish"):
+        beta = _kw(args, kwargs, 1, "beta", 1.0) if name == "softplus" else 1.0
+        bx = f"({_f(beta)}*({x}))"
+        # max(bx, 0) + log1p(exp(-|bx|)): no overflow at any x; above the
+        # threshold (20) it differs from x by less than 2e-9.
+        sp = f"((fmaxf({bx}, 0.0f)+log1pf(expf(-fabsf({bx}))))/{_f(beta)})"
+        return sp if name == "softplus" else f"(({x})*tanhf({sp}))"
+    if name in ("clamp", "hardtanh", "clamp_min", "clamp_max"):
+        if name == "hardtanh":
+            lo, hi = _kw(args, kwargs, 1, "min_val", -1.0), _kw(args, kwargs, 2, "max_val", 1.0)
+        elif name == "clamp_min":
+            lo, hi = _kw(args, kwargs, 1, "min", None), None
+        elif name == "clamp_max":
+            lo, hi = None, _kw(args, kwargs, 1, "max", None)
+        else:
+            lo, hi = _kw(args, kwargs, 1, "min", None), _kw(args, kwargs, 2, "max", None)
         if isinstance(lo, torch.Tensor) or isinstance(hi, torch.Tensor):
             return None
         e = x if lo is None else f"fmaxf({x}, {_f(lo)})"
         return e if hi is None else f"fminf({e}, {_f(hi)})"
+    if name == "pow" and len(args) >= 2:
+        if a[1] is not None:
+            return f"powf({x}, {a[1]})"
+        e = args[1]
+        if isinstance(a[0], str) and isinstance(e, (int, float)):
+            if e == 1:
+                return x
+            if e in (2, 3, 4):
+                return "(" + "*".join([f"({x})"] * int(e)) + ")"
+            if e == 0.5:
+                return f"sqrtf({x})"
+            if e == -1:
+                return f"(1.0f/({x}))"
+            return f"powf({x}, {_f(e)})"
+        if a[0] is None and isinstance(args[0], (int, float)) and a[1] is not None:
+            return f"powf({_f(args[0])}, {a[1]})"
+        return None
+    if name in ("maximum", "minimum", "fmax", "fmin") and len(args) >= 2 and a[1] is not None:
+        return f"{'fmaxf' if name in ('maximum', 'fmax') else 'fminf'}({x}, {a[1]})"
+    if name == "rsub" and len(args) >= 2:
+        y = a[1] if a[1] is not None else (_f(args[1]) if isinstance(args[1], (int, float)) else None)
+        if y is None:
+            return None
+        alpha = kwargs.get("alpha", 1)
+        return f"({y} - {_f(alpha)}*({x}))"
     if name in ("add", "sub", "mul", "div") and len(args) >= 2:
         y = a[1] if a[1] is not None else (_f(args[1]) if isinstance(args[1], (int, float)) else None)
         if y is None or kwargs.get("rounding_mode") is not None:
@@ -102,7 +166,7 @@ def graph(base):
     covers), for the YAML's `graph` key."""
     calls = [c for c in base["calls"] if not c[0].is_view]
     names = [c[0]._overloadpacket.__name__ for c in calls]
-    pointwise = [torch.Tag.pointwise in c[0].tags for c in calls]
+    pointwise = [torch.Tag.pointwise in c[0].tags or n in UNTAGGED_POINTWISE for c, n in zip(calls, names)]
     ops = list(dict.fromkeys("aten::" + n for n in names))
     main = None
     for group in (CONV, MATMUL, POOL, SCAN):
@@ -125,7 +189,7 @@ def classify(base, input_names):
     the operator's inputs (forward's, then the module state's)."""
     calls = [c for c in base["calls"] if not c[0].is_view]
     names = [c[0]._overloadpacket.__name__ for c in calls]
-    pointwise = [torch.Tag.pointwise in c[0].tags for c in calls]
+    pointwise = [torch.Tag.pointwise in c[0].tags or n in UNTAGGED_POINTWISE for c, n in zip(calls, names)]
     matmuls = sum(n in MATMUL for n in names)
     if any(n in CONV for n in names):
         return "conv", {}

@@ -110,6 +110,17 @@ def bytes_expression(tensors):
     return " + ".join(f"({render(n)}) * sizeof({dt})" for dt, n in groups.items())
 
 
+def output_names(count, taken):
+    """y (or y0, y1, ...), with a trailing underscore while an input has the name."""
+    names = []
+    for i in range(count):
+        n = "y" if count == 1 else f"y{i}"
+        while n in taken:
+            n += "_"
+        names.append(n)
+    return names
+
+
 def build_operator(path, name, scale, eval_mode):
     src = Source(path)
     try:
@@ -240,8 +251,8 @@ def build_operator(path, name, scale, eval_mode):
         "symbols": list(model.symbols),
         "inputs": [{"name": n, "dtype": k, "shape": [dim_text(d) for d in s]}
                    for n, (s, k) in zip(in_names + st_names, tensors)],
-        "outputs": [{"name": "y" if len(out_shapes) == 1 else f"y{i}", "dtype": tsym(k), "shape": [dim_text(d) for d in s]}
-                    for i, (s, k) in enumerate(zip(out_shapes, out_kinds))],
+        "outputs": [{"name": n, "dtype": tsym(k), "shape": [dim_text(d) for d in s]}
+                    for n, s, k in zip(output_names(len(out_shapes), in_names + st_names), out_shapes, out_kinds)],
         "params": params,
         "generators": generators,
         "shapes": [{"name": n, **p} for n, p in timed], "shapes_note": "timed: " + shapes_note,
