@@ -103,9 +103,7 @@ void evaluator::profile_with_ncu(const std::filesystem::path& library, verdict& 
   const size_t p = best;
   // Where a pass's time goes, beside its total.
   phase_clock setup_clock(totals.phases, "Nsight Compute: worker ready and inputs on the device");
-  // Set 0 only: every counter pass saves and restores the device memory the
-  // worker holds, so the timing rotation's other sets would only slow it.
-  auto setup = w->setup(data_->candidate_setup(p, 1), timeout);
+  auto setup = w->setup(data_->candidate_setup(p), timeout);
   if (!setup.ok()) return fail("the worker under ncu did not start: " + setup.detail);
   setup_clock.stop();
   if (auto r = data_->begin_candidate(p); !r) return fail(r.error().message);

@@ -319,11 +319,10 @@ std::vector<uint64_t> task_data::guards(const region_plan& plan, uint32_t region
   return g;
 }
 
-std::vector<char> task_data::candidate_setup(size_t p, int max_sets) const {
+std::vector<char> task_data::candidate_setup(size_t p) const {
   const problem_state& ps = problems_[p];
   std::vector<kv_args> sets;
-  const int n = max_sets > 0 ? std::min(max_sets, ps.buf.num_sets) : ps.buf.num_sets;
-  for (int s = 0; s < n; ++s) {
+  for (int s = 0; s < ps.buf.num_sets; ++s) {
     std::vector<uint64_t> in, out;
     for (const auto& b : ps.buf.inputs[size_t(s)]) in.push_back(wire::encode(0, b.offset));
     for (const auto& b : ps.buf.cand_out[size_t(s)]) out.push_back(wire::encode(0, b.offset));

@@ -131,9 +131,7 @@ class task_data {
   expected<const reference_result*> reference(size_t p, int s);
 
   // SETUP payloads: candidate (region A only) and baseline worker.
-  // The candidate worker's SETUP for problem `p`: its first `max_sets` input
-  // sets (0: every one).
-  std::vector<char> candidate_setup(size_t p, int max_sets = 0) const;
+  std::vector<char> candidate_setup(size_t p) const;
   expected<void> setup_baseline_worker(size_t p);
   worker_client& baseline_worker() { return *base_worker_; }
   bool has_timed_baseline() const { return base_worker_ != nullptr; }
