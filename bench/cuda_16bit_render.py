@@ -84,7 +84,7 @@ def main():
         if os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(cu):
             return m, ""
         cmd = ["nvcc", "-std=c++17", "-O3", "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler",
-               "-fPIC", "-shared", "-cudart", "shared", "-Xptxas", "-v", "-I", os.path.join(ROOT, "src", "abi"), cu,
+               "-fPIC", "-shared", "-cudart", "shared", "-Xptxas", "-v", "-I", os.path.join(ROOT, "src", "abi"), "-Xlinker", "--as-needed", "-lcuda", cu,
                "-o", so]
         r = subprocess.run(cmd, capture_output=True, text=True)
         return m, (r.stderr if r.returncode else "") + ("" if r.returncode == 0 else f"exit {r.returncode}")

@@ -16,7 +16,7 @@
 #   KEVOLVE_BIN_DIR=DIR bench/cuda_gemm16.sh     (DIR: kevolve, kevolve-worker, kevolve-cuda-worker)
 #   knobs: GEMM16_PHASES="grid eval" GEMM16_POINTS=FILE (default bench/cuda_gemm16_points.txt)
 #          GEMM16_REPS=30 GEMM16_EVAL_SHAPES=all GEMM16_TORCH=on GEMM16_BUDGET=0.25
-#          GEMM16_TEMPLATES="gemm_bias_relu_wgmma gemm_bias_relu_mma16" (the defaults evaluated)
+#          GEMM16_TEMPLATES="gemm_bias_relu_tma gemm_bias_relu_wgmma gemm_bias_relu_mma16" (the defaults evaluated)
 # Logs and JSON under $OUT (default /tmp/kevolve-gemm16); the table comes last.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +40,7 @@ print(','.join('%dx%dx%d' % (s['M'], s['K'], s['N']) for s in d['shapes']))" "$O
 ODD=67x129x31,1001x257x130,333x72x200
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 cc=90a
-flags=(-std=c++17 -O3 -gencode "arch=compute_$cc,code=[sm_$cc,compute_$cc]" -Xcompiler -fPIC -shared -cudart shared -I"$ROOT/src/abi")
+flags=(-std=c++17 -O3 -gencode "arch=compute_$cc,code=[sm_$cc,compute_$cc]" -Xcompiler -fPIC -shared -cudart shared -I"$ROOT/src/abi" -Xlinker --as-needed -lcuda)
 
 if [[ " $PHASES " == *" grid "* ]]; then
   # Render every point (the bf16 render serves fp16 too: the kernel dispatches on dtype).
@@ -70,7 +70,7 @@ fi
 
 if [[ " $PHASES " == *" eval "* ]]; then
   for dt in bf16 fp16; do
-    for t in ${GEMM16_TEMPLATES:-gemm_bias_relu_wgmma gemm_bias_relu_mma16}; do
+    for t in ${GEMM16_TEMPLATES:-gemm_bias_relu_tma gemm_bias_relu_wgmma gemm_bias_relu_mma16}; do
       k=$WORK/${t}_defaults.cu
       "$BIN/kevolve" kb render gemm_bias_relu --backend cuda --variant "$dt" --template "cuda/$t" >"$k" || continue
       "$BIN/kevolve" eval --backend cuda --op "$OP" --variant "$dt" --kernel "$k" --json --ncu off \

@@ -236,7 +236,9 @@ expected<verdict> evaluator::evaluate(const std::string& source, double profile_
   if (baseline_error_) return tl::unexpected(*baseline_error_);
   if (v.result == status::ok && timed > 0) {
     v.fitness = std::exp(speedup_log_sum / timed);
-    if (v.fitness > profile_above) profile_with_ncu(k->library, v, totals);  // counters only: never the status or fitness
+    // Counters only: never the status or fitness.
+    if (profile_above <= 0 || v.fitness > profile_above * (1 + options_.ncu_min_gain))
+      profile_with_ncu(k->library, v, totals);
   }
   if (options_.verify_only && v.result == status::ok)
     v.reason = std::string("verified only, never timed") +

@@ -1,5 +1,6 @@
 #include "sweep/evaluation_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -39,6 +40,11 @@ void backend_router::prepare(const eval_request& request) {
 struct task_evaluators::entry {
   std::string key;  // task id + operator hash + settings
   std::unique_ptr<eval::evaluator> evaluator;
+  // The best fitness this evaluator has returned for the task: with several
+  // candidates of a task in flight, a request's best_fitness is the best when
+  // it was sent, and the ones sent together would all pay for the Nsight
+  // Compute pass that only a new best needs.
+  double best_seen = 0.0;
 };
 
 task_evaluators::task_evaluators(int rank, size_t cache_size, std::shared_ptr<eval::compile_pool> pool)
@@ -168,11 +174,12 @@ eval_result task_evaluators::evaluate_unguarded(const eval_request& request) {
   const auto evaluation_start = std::chrono::steady_clock::now();
   // A compile of this candidate started ahead is finished (or taken back) first.
   if (pool_) pool_->settle(request.backend, request.code);
-  auto v = (*e)->evaluator->evaluate(request.code, request.best_fitness);
+  auto v = (*e)->evaluator->evaluate(request.code, std::max(request.best_fitness, (*e)->best_seen));
   if (!v) {
     out.error = v.error().message;
     return finish();
   }
+  if (v->result == eval::status::ok) (*e)->best_seen = std::max((*e)->best_seen, v->fitness);
   out.status = eval::to_string(v->result);
   if (spdlog::should_log(spdlog::level::debug)) {
     std::string split;

@@ -101,6 +101,11 @@ TEST(CudaSourcePolicy, LaunchesNeedTheGivenStream) {
   EXPECT_EQ(rules("k<<<grid, 256, 0, 0>>>(x);"), "launch on the default stream;");
   EXPECT_EQ(rules("// k<<<grid, 256>>>(x);\nasm volatile(\"membar.gl;\");"), "") << "comments are not code; inline PTX is allowed";
   EXPECT_NE(rules("k<<<g, b, 0, cudaStreamPerThread>>>(x);").find("stream other than the given one"), std::string::npos);
+  // The driver: only the TMA descriptor's encoding, a host-side computation.
+  EXPECT_EQ(rules("cuTensorMapEncodeTiled(&m, t, 2, p, dims, strides, box, es, i, s, l, f);"), "");
+  EXPECT_EQ(rules("cuCtxSynchronize();"), "CUDA driver API;");
+  EXPECT_EQ(rules("cuTensorMapEncodeTiledX(&m);"), "CUDA driver API;");
+  EXPECT_EQ(rules("cuMemAlloc_v2(&p, 64);"), "CUDA driver API;");
 }
 
 TEST(CudaLibraryCheck, ImportsAndLibrariesFollowTheOperator) {
@@ -119,6 +124,20 @@ TEST(CudaLibraryCheck, ImportsAndLibrariesFollowTheOperator) {
   EXPECT_EQ(refused.result, status::suspicious);
   EXPECT_NE(refused.reason.find("library fallback"), std::string::npos) << refused.reason;
   EXPECT_EQ(eval::check_cuda_library(with_cublas, "", {"cublas"}).result, status::ok);
+
+  // A TMA kernel links the driver for cuTensorMapEncodeTiled and nothing else of it.
+  auto tma = elf;
+  tma.imports.push_back("cuTensorMapEncodeTiled@libcuda.so.1");
+  tma.needed.push_back("libcuda.so.1");
+  EXPECT_EQ(eval::check_cuda_library(tma, "", {}).result, status::ok) << eval::check_cuda_library(tma, "", {}).reason;
+  for (const char* driver : {"cuCtxSynchronize", "cuStreamSynchronize", "cuMemAlloc_v2", "cuGetProcAddress_v2",
+                             "cuLaunchKernel"}) {
+    auto more = tma;
+    more.imports.push_back(std::string(driver) + "@libcuda.so.1");
+    const auto c = eval::check_cuda_library(more, "", {});
+    EXPECT_EQ(c.result, status::suspicious) << driver;
+    EXPECT_NE(c.reason.find(driver), std::string::npos) << c.reason;
+  }
 
   auto syncing = elf;
   syncing.imports.push_back("cudaStreamSynchronize@libcudart.so.13");
@@ -171,6 +190,9 @@ TEST_F(CudaStatic, Row05DeviceSynchronizationIsRefused) {
 }
 TEST_F(CudaStatic, Row06SynchronizationPastTheScanIsCaughtInTheImports) {
   expect("r06_sync_pasted.cu", status::suspicious, "cudaDeviceSynchronize");
+}
+TEST_F(CudaStatic, Row06DriverSynchronizationPastTheScanIsCaughtInTheImports) {
+  expect("r06_driver_sync_pasted.cu", status::suspicious, "cuCtxSynchronize");
 }
 TEST_F(CudaStatic, Row07OwnEventsAreRefused) { expect("r07_events.cu", status::suspicious, "timer"); }
 TEST_F(CudaStatic, Row08HostStaticIsRefused) { expect("r08_host_static.cu", status::suspicious, "mutable static"); }

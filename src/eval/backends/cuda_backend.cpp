@@ -32,11 +32,17 @@ const std::set<std::string> kAllowedRuntime = {
     "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
     "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
     "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyAvailableDynamicSMemPerBlock",
-    "cudaMemsetAsync", "cudaMemset2DAsync"};
+    "cudaOccupancyMaxActiveClusters",
+    "cudaMemsetAsync", "cudaMemset2DAsync",
+    // The one driver function: it encodes a TMA descriptor (Hopper's bulk
+    // tensor copies) into memory the caller owns, and touches no device,
+    // stream or allocation. Every other cu* import stays forbidden.
+    "cuTensorMapEncodeTiled"};
 
 // Libraries a candidate's shared object may need, and those an operator can allow.
 bool allowed_needed(const std::string& lib, const std::vector<std::string>& allowed) {
-  for (const char* ok : {"libcudart.so", "libstdc++.so", "libgcc_s.so", "libc.so", "libm.so", "ld-linux"})
+  // libcuda: only for the allowed driver function (the import check below).
+  for (const char* ok : {"libcudart.so", "libcuda.so", "libstdc++.so", "libgcc_s.so", "libc.so", "libm.so", "ld-linux"})
     if (lib.rfind(ok, 0) == 0) return true;
   auto allows = [&](const char* name) { return std::find(allowed.begin(), allowed.end(), name) != allowed.end(); };
   if ((lib.rfind("libcublas.so", 0) == 0 || lib.rfind("libcublasLt.so", 0) == 0) && allows("cublas")) return true;
@@ -69,7 +75,8 @@ const std::vector<gpu::source_rule>& cuda_rules() {
        nullptr},
       {"timer", std::regex(R"(\b(cudaEvent\w*)\b)"), nullptr},
       {"graph capture", std::regex(R"(\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b)"), nullptr},
-      {"CUDA driver API", std::regex(R"(\bcu[A-Z][A-Za-z0-9]+(_v\d+)?\s*\()"), nullptr},
+      // cuTensorMapEncodeTiled excepted: see kAllowedRuntime.
+      {"CUDA driver API", std::regex(R"(\bcu(?!TensorMapEncodeTiled\s*\()[A-Z][A-Za-z0-9]+(_v\d+)?\s*\()"), nullptr},
       {"device or context control", std::regex(R"(\b(cudaSetDevice\w*|cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaIpc\w*|cudaSetValidDevices)\b)"), nullptr},
       {"vendor library header", std::regex(R"(#\s*include\s*[<"](cublas|cublasLt)[^>"]*[>"])"), "cublas"},
       {"vendor library header", std::regex(R"(#\s*include\s*[<"](cudnn)[^>"]*[>"])"), "cudnn"},
@@ -170,7 +177,10 @@ std::vector<std::string> cuda_compiler::flags(const std::vector<std::string>& li
   const std::string cc = arch_.substr(arch_.find('_') + 1);  // "90" or "90a"
   std::vector<std::string> f = {"-std=c++17", "-O3", "-gencode", "arch=compute_" + cc + ",code=[sm_" + cc + ",compute_" + cc + "]",
                                 "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared", "-Xptxas", "-v", "-lineinfo",
-                                "-I" + (data_root() / "src" / "abi").string()};
+                                "-I" + (data_root() / "src" / "abi").string(),
+                                // The driver (nvcc's stubs at link time) is linked only by a
+                                // library that calls it: cuTensorMapEncodeTiled for TMA.
+                                "-Xlinker", "--as-needed", "-lcuda"};
   if (hip_source_) {  // ahead of any ROCm headers installed on the node; .hip is not a suffix nvcc knows
     f.insert(f.begin(), "-I" + hip_on_cuda_include().string());
     f.insert(f.begin(), "cu");
