@@ -1,6 +1,7 @@
 // Measures this machine's CPU roofline for kevolve doctor: a STREAM-like
-// triad (plain and non-temporal stores) for bandwidth and an FMA loop for the
-// fp32 peak. Compiled at run time with -O3 -march=native -fopenmp, like the
+// triad (plain and non-temporal stores) for bandwidth, reads of a per-thread
+// buffer that stays in the L2 (the floor of data the caches hold), and an FMA
+// loop for the fp32 peak. Compiled at run time with -O3 -march=native -fopenmp, like the
 // kernels it judges. Prints "key value" lines.
 #include <immintrin.h>
 #include <omp.h>
@@ -49,6 +50,40 @@ double triad(float* a, const float* b, const float* c, long n, bool nontemporal)
 
 typedef float vec_t __attribute__((vector_size(64)));
 
+// Bytes per second read by all threads, each summing its own 256 KiB buffer
+// over and over (16 independent vector accumulators): the L2's rate.
+double cache_read() {
+  constexpr long kFloats = 256 * 1024 / sizeof(float), kPasses = 400;
+  double best = 0, sink = 0;
+  for (int rep = 0; rep < 6; ++rep) {
+    double total = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel reduction(+ : total)
+    {
+      float* buf = static_cast<float*>(std::aligned_alloc(64, kFloats * sizeof(float)));
+      for (long i = 0; i < kFloats; ++i) buf[i] = float(i & 7);
+#pragma omp barrier
+      vec_t acc[16] = {};
+      for (long p = 0; p < kPasses; ++p)
+        for (long i = 0; i < kFloats; i += 16 * 16)
+          for (int k = 0; k < 16; ++k) {
+            vec_t v;
+            std::memcpy(&v, buf + i + k * 16, sizeof v);
+            acc[k] += v;
+          }
+      for (int k = 1; k < 16; ++k) acc[0] += acc[k];
+      total += acc[0][0];
+      std::free(buf);
+    }
+    const double t = seconds_since(t0);
+    sink += total;
+    const double gbs = double(omp_get_max_threads()) * kPasses * kFloats * sizeof(float) / t / 1e9;
+    if (gbs > best) best = gbs;
+  }
+  if (sink == 42.0) std::puts("");
+  return best;
+}
+
 double fma_peak() {
   const long iters = 10000000;
   double best = 0;
@@ -91,6 +126,7 @@ int main(int argc, char** argv) {
   std::printf("threads %d\n", omp_get_max_threads());
   std::printf("triad_gbs %.3f\n", triad(a, b, c, n, false));
   std::printf("triad_nt_gbs %.3f\n", triad(a, b, c, n, true));
+  std::printf("cache_read_gbs %.3f\n", cache_read());
   std::printf("fma_gflops %.3f\n", fma_peak());
   std::free(a);
   std::free(b);

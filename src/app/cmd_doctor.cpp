@@ -85,7 +85,8 @@ int run_doctor(const cli::doctor_command& cmd) {
   auto hw = eval::cpu_hardware_profile(threads, cmd.remeasure);
   if (!hw) return report_error(hw.error());
   j["cpu"] = {{"profile", hw->name},        {"model", hw->model},
-              {"peak_bandwidth_gbs", hw->peak_bandwidth_gbs}, {"peak_gflops_fp32", hw->peak_gflops_fp32},
+              {"peak_bandwidth_gbs", hw->peak_bandwidth_gbs}, {"cache_bandwidth_gbs", hw->cache_bandwidth_gbs},
+              {"peak_gflops_fp32", hw->peak_gflops_fp32},
               {"measured_at", hw->measured_at}, {"cached_in", eval::cpu_profile_cache_path(threads)}};
   // On a GPU node: the copy bandwidth and cuBLAS bf16 rate, measured once and cached.
   expected<spec::hardware_profile> gpu = make_error(errc::not_found, "no GPU");
@@ -125,8 +126,11 @@ int run_doctor(const cli::doctor_command& cmd) {
   }
   auto show = [](const char* what, const std::string& v) { std::printf("  %-14s %s\n", what, v.empty() ? "not found" : v.c_str()); };
   std::printf("kevolve %s\n  data           %s\n  cache          %s\n", kevolve_version(), data_root().c_str(), cache_root().c_str());
-  std::printf("cpu\n  model          %s\n  profile        %s, %d threads\n  bandwidth      %.1f GB/s (triad, measured %s)\n  fp32 peak      %.1f GFLOP/s (FMA loop)\n",
-              hw->model.c_str(), hw->name.c_str(), threads, hw->peak_bandwidth_gbs, hw->measured_at.c_str(), hw->peak_gflops_fp32);
+  std::printf("cpu\n  model          %s\n  profile        %s, %d threads\n  bandwidth      %.1f GB/s (triad, measured %s)\n"
+              "  cache reads    %.1f GB/s (per-thread 256 KiB buffers: the floor of shapes the caches hold)\n"
+              "  fp32 peak      %.1f GFLOP/s (FMA loop)\n",
+              hw->model.c_str(), hw->name.c_str(), threads, hw->peak_bandwidth_gbs, hw->measured_at.c_str(),
+              hw->cache_bandwidth_gbs, hw->peak_gflops_fp32);
   std::printf("tools\n");
   for (const char* t : {"g++", "nvcc", "hipcc", "mpirun", "slurm", "python3-torch"}) show(t, j["tools"][t].get<std::string>());
   std::printf("gpus\n");

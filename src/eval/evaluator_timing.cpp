@@ -306,6 +306,12 @@ shape_verdict evaluator::judge_times(size_t p, shape_verdict sv) {
   // above the FP32 FMA rate).
   spec::hardware_profile fastest = hw;
   fastest.peak_gflops_fp32 = std::max(hw.peak_gflops_fp32, hw.peak_gflops_matrix);
+  // Timed data the input sets could not rotate past the caches (their count
+  // capped below rotation_bytes: a small shape) may be read from the caches
+  // all along: its floor is the caches' rate where the profile has it (cpu),
+  // or an honest reduction of a small tensor would be "impossible".
+  if (call_bytes * double(ps.buf.num_sets) < options_.rotation_bytes && hw.cache_bandwidth_gbs > hw.peak_bandwidth_gbs)
+    fastest.peak_bandwidth_gbs = hw.cache_bandwidth_gbs;
   const double floor_s =
       place_on_roofline(fastest, ps.inst.bytes_floor, ps.inst.flops, sv.candidate.median_s).floor_seconds;
   const double floor_fraction = floor_s / sv.candidate.median_s;

@@ -23,7 +23,8 @@ expected<hardware_profile> load_hardware_profile(const std::filesystem::path& fi
   hardware_profile hw;
   if (!root.IsMap()) return make_error(errc::invalid_input, file.string() + ":1: the document must be a map");
   r.reject_unknown_keys(root, {"name", "backend", "model", "source", "threads", "peak_bandwidth_gbs",
-                               "peak_gflops_fp32", "peak_gflops_matrix", "measured_at", "fingerprint"}, "");
+                               "peak_gflops_fp32", "peak_gflops_matrix", "cache_bandwidth_gbs", "measured_at",
+                               "fingerprint"}, "");
   if (auto v = r.string_value(root, "name", "name", true)) hw.name = *v;
   if (auto v = r.string_value(root, "backend", "backend", true)) hw.backend = *v;
   if (auto v = r.string_value(root, "model", "model", false)) hw.model = *v;
@@ -40,6 +41,10 @@ expected<hardware_profile> load_hardware_profile(const std::filesystem::path& fi
   if (auto v = r.number_value(root, "peak_gflops_matrix", "peak_gflops_matrix", false)) {
     if (*v < 0) r.fail(root["peak_gflops_matrix"], "peak_gflops_matrix", "must not be negative");
     hw.peak_gflops_matrix = *v;
+  }
+  if (auto v = r.number_value(root, "cache_bandwidth_gbs", "cache_bandwidth_gbs", false)) {
+    if (*v < 0) r.fail(root["cache_bandwidth_gbs"], "cache_bandwidth_gbs", "must not be negative");
+    hw.cache_bandwidth_gbs = *v;
   }
   if (auto v = r.string_value(root, "measured_at", "measured_at", false)) hw.measured_at = *v;
   if (auto v = r.string_value(root, "fingerprint", "fingerprint", false)) hw.fingerprint = *v;
@@ -62,6 +67,7 @@ expected<void> save_hardware_profile(const std::filesystem::path& file, const ha
   e << YAML::Key << "peak_bandwidth_gbs" << YAML::Value << hw.peak_bandwidth_gbs;
   e << YAML::Key << "peak_gflops_fp32" << YAML::Value << hw.peak_gflops_fp32;
   if (hw.peak_gflops_matrix > 0) e << YAML::Key << "peak_gflops_matrix" << YAML::Value << hw.peak_gflops_matrix;
+  if (hw.cache_bandwidth_gbs > 0) e << YAML::Key << "cache_bandwidth_gbs" << YAML::Value << hw.cache_bandwidth_gbs;
   e << YAML::Key << "measured_at" << YAML::Value << hw.measured_at;
   e << YAML::Key << "fingerprint" << YAML::Value << hw.fingerprint;
   e << YAML::EndMap;

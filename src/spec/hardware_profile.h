@@ -18,6 +18,9 @@ struct hardware_profile {
   double peak_bandwidth_gbs = 0.0;  // best of STREAM-like triad variants
   double peak_gflops_fp32 = 0.0;    // FMA loop (GPUs: SMs x FP32 lanes x 2 x clock)
   double peak_gflops_matrix = 0.0;  // GPUs: a measured cuBLAS bf16 GEMM; 0 when not measured
+  // CPUs: reads of a per-thread buffer that stays in the L2; 0 when not
+  // measured. The floor of a shape whose timed data may stay in the caches.
+  double cache_bandwidth_gbs = 0.0;
   std::string measured_at;          // ISO 8601 UTC
   std::string fingerprint;          // what the cache entry is valid for
 

@@ -184,6 +184,33 @@ def graph(base):
     return out
 
 
+AXIS_REDUCTIONS = {"sum", "mean", "amax", "amin", "prod"}
+
+
+def _axis_reduction(calls, names, base):
+    """{reduction, axis_first, axis_last} where the forward is one sum, mean,
+    amax, amin or prod of its one input over a run of adjacent axes (all of
+    them without `dim`), in the input's own dtype; else None."""
+    if len(calls) != 1 or names[0] not in AXIS_REDUCTIONS or len(base["inputs"]) != 1 or base["state"]:
+        return None
+    shape, _ = base["inputs"][0]
+    if shape == "scalar" or len(shape) == 0:
+        return None
+    _, args, kwargs, _ = calls[0]
+    if kwargs.get("dtype") is not None or (len(args) > 3 and args[3] is not None):
+        return None
+    rank = len(shape)
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        dims = list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    dims = sorted({int(d) % rank for d in dims})
+    if dims != list(range(dims[0], dims[-1] + 1)):
+        return None
+    return {"reduction": names[0], "axis_first": dims[0], "axis_last": dims[-1]}
+
+
 def classify(base, input_names):
     """(class, template map) of a probe at the base point; input_names:
     the operator's inputs (forward's, then the module state's)."""
@@ -212,5 +239,5 @@ def classify(base, input_names):
         if names == ["_softmax"] and len(base["inputs"]) == 1 and len(base["inputs"][0][0]) == 2 \
                 and calls[0][1][1] in (-1, 1) and not base["state"]:
             return "row_reduction", {"reduction": "softmax"}
-        return "row_reduction", {}
+        return "row_reduction", _axis_reduction(calls, names, base) or {}
     return "custom", {}

@@ -10,19 +10,15 @@ Run by CTest (test elementwise_functions) with KEVOLVE_BIN and KEVOLVE_HOME;
 by hand:
     KEVOLVE_BIN=build/kevolve .venv/bin/python tests/cli/test_elementwise_functions.py
 """
-import os
-import subprocess
+import sys
 import tempfile
 import unittest
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import h5py
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
-HOME = Path(os.environ.get("KEVOLVE_HOME") or ROOT)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from class_sweeps import describe, expect_every_kernel_ok, import_all, sweep_statuses  # noqa: E402
 
 # name: (forward body over x (and y), the inputs get_inputs draws)
 POSITIVE = "torch.rand(B, N) + 0.1"
@@ -53,10 +49,6 @@ FUNCTIONS = {
     "floor_ceil": ("torch.floor(x) + torch.ceil(y)", [NORMAL, NORMAL]),
 }
 
-# eval::status (src/eval/status.h) as the store keeps it
-STATUS = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped",
-          "compile_only"]
-
 MODULE = """import torch
 import torch.nn as nn
 
@@ -81,30 +73,15 @@ def get_init_inputs():
 """
 
 
-def kevolve(*args, timeout=900):
-    return subprocess.run([str(BIN), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, KEVOLVE_HOME=str(HOME), OMP_NUM_THREADS="1"))
-
-
-def describe(p):
-    return f"exit {p.returncode}\n--- stdout ---\n{p.stdout[-3000:]}\n--- stderr ---\n{p.stderr[-3000:]}"
-
-
 class ElementwiseFunctions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         d = Path(cls.tmp.name)
         cls.out = d / "ops"
-        files = []
-        for name, (body, inputs) in FUNCTIONS.items():
-            f = d / f"{name}.py"
-            f.write_text(MODULE.format(args=", ".join("xy"[:len(inputs)]), body=body, inputs=", ".join(inputs)))
-            files.append(f)
-        with ThreadPoolExecutor(2) as pool:
-            cls.imports = dict(zip(FUNCTIONS, pool.map(
-                lambda f: kevolve("ops", "import", f, "--name", "ew_" + f.stem,
-                                  "--out", cls.out), files)))
+        cls.imports = import_all({name: MODULE.format(args=", ".join("xy"[:len(inputs)]), body=body,
+                                                      inputs=", ".join(inputs))
+                                  for name, (body, inputs) in FUNCTIONS.items()}, d, "ew_")
 
     @classmethod
     def tearDownClass(cls):
@@ -122,35 +99,9 @@ class ElementwiseFunctions(unittest.TestCase):
     def test_the_builtin_sweep_serves_each_with_correct_kernels(self):
         yamls = [self.out / f"ew_{n}.yaml" for n in FUNCTIONS if self.imports[n].returncode == 0]
         self.assertEqual(len(yamls), len(FUNCTIONS))
-        d = Path(self.tmp.name)
-        cfg = d / "sweep.yaml"
-        cfg.write_text(f"""sweep:
-  operators: [{", ".join(str(y) for y in yamls)}]
-  variants: all
-  backends: [cpu]
-  synthesizer: builtin
-search:
-  stop: {{max_evaluations: 2}}
-evaluator:
-  threads: 1
-  budget: 0.02
-  torch_compile: off
-""")
-        p = kevolve("run", cfg, "--store", d / "s.h5")
-        self.assertEqual(p.returncode, 0, describe(p))
-        served = {}
-        with h5py.File(d / "s.h5", "r") as h:
-            for t in h["tasks"].values():
-                tid = t.attrs["id"]
-                tid = tid.decode() if isinstance(tid, bytes) else tid
-                nodes = t["nodes"][()]
-                served[tid] = [STATUS[int(s)] for s in nodes["status"]]
+        served = sweep_statuses(self, yamls, self.tmp.name)
         self.assertEqual(len(served), len(FUNCTIONS), sorted(served))
-        for tid, statuses in sorted(served.items()):
-            with self.subTest(task=tid):
-                kernels = statuses[1:]  # the root is no kernel
-                self.assertTrue(kernels, f"{tid}: no kernel was written")
-                self.assertTrue(all(s == "ok" for s in kernels), f"{tid}: {statuses}")
+        expect_every_kernel_ok(self, served)
 
 
 if __name__ == "__main__":

@@ -139,9 +139,28 @@ TEST_F(TrustTest, Row15NanOutputIsWrong) {
 TEST_F(TrustTest, Row16FasterThanTheRooflineIsSuspicious) {
   spec::hardware_profile slow = *hw_;
   slow.peak_bandwidth_gbs = 0.01;  // on this profile any honest kernel is "impossible"
+  slow.cache_bandwidth_gbs = 0.02;
   auto e = eval::evaluator::create(*softmax_op_, "fp32", fast_options(), slow);
   ASSERT_TRUE(e.has_value()) << e.error().message;
   expect(e->get(), "softmax_good.cpp", status::suspicious, "faster than physically possible");
+}
+TEST_F(TrustTest, Row16DataTheCachesHoldIsJudgedAtTheCachesRate) {
+  // A shape too small for the input sets to rotate past the caches: only
+  // the caches' rate bounds it, and an honest kernel beating DRAM is fine.
+  spec::hardware_profile dram_only = *hw_;
+  dram_only.peak_bandwidth_gbs = 0.01;
+  dram_only.cache_bandwidth_gbs = 1e6;
+  eval::evaluator_options capped = fast_options();
+  capped.rotation_bytes = 1e12;  // max_sets (8) sets fall far short of it
+  auto e = eval::evaluator::create(*softmax_op_, "fp32", capped, dram_only);
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  const eval::verdict v = run(e->get(), "softmax_good.cpp");
+  EXPECT_EQ(eval::to_string(v.result), std::string("ok")) << v.reason;
+  EXPECT_GT(v.fitness, 0.0);
+  // The same shape rotated over more data than the caches hold: DRAM's rate again.
+  auto r = eval::evaluator::create(*softmax_op_, "fp32", fast_options(), dram_only);  // 8 sets reach 8 MiB
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  expect(r->get(), "softmax_good.cpp", status::suspicious, "faster than physically possible");
 }
 TEST_F(TrustTest, Row16FarBeyondTheBaselineIsSuspicious) {
   spec::operator_spec op = *softmax_op_;

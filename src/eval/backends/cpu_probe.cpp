@@ -35,7 +35,8 @@ cpu_facts read_cpuinfo() {
 }
 
 std::string fingerprint(const cpu_facts& f, int threads) {
-  return content_hash({f.model, f.flags, std::to_string(threads)}).substr(0, 16);
+  // The probe's version: a profile an older probe measured is measured again.
+  return content_hash({f.model, f.flags, std::to_string(threads), "probe 2 (cache_read)"}).substr(0, 16);
 }
 
 std::string now_utc() {
@@ -77,11 +78,12 @@ expected<spec::hardware_profile> cpu_hardware_profile(int threads, bool remeasur
     return make_error(errc::toolchain_error, "the roofline probe failed: " + (out ? out->output : out.error().message));
   std::istringstream in(out->output);
   std::string key;
-  double value = 0, triad = 0, triad_nt = 0, fma = 0;
+  double value = 0, triad = 0, triad_nt = 0, cache = 0, fma = 0;
   while (in >> key >> value) {
     if (key == "triad_gbs") triad = value;
     if (key == "triad_nt_gbs") triad_nt = value;
     if (key == "fma_gflops") fma = value;
+    if (key == "cache_read_gbs") cache = value;
   }
   if (triad <= 0 || fma <= 0) return make_error(errc::toolchain_error, "the roofline probe printed no figures: " + out->output);
   spec::hardware_profile hw;
@@ -94,6 +96,7 @@ expected<spec::hardware_profile> cpu_hardware_profile(int threads, bool remeasur
   hw.threads = threads;
   hw.peak_bandwidth_gbs = std::max(triad, triad_nt);
   hw.peak_gflops_fp32 = fma;
+  hw.cache_bandwidth_gbs = cache;
   hw.measured_at = now_utc();
   hw.fingerprint = fp;
   if (auto s = spec::save_hardware_profile(cached, hw); !s) log::warn("cannot cache hardware profile: {}", s.error().message);

@@ -21,6 +21,7 @@ hardware_profile sample() {
   hw.threads = 2;
   hw.peak_bandwidth_gbs = 41.734567891234;
   hw.peak_gflops_fp32 = 1234.5678901234;
+  hw.cache_bandwidth_gbs = 108.862;
   hw.measured_at = "2024-11-29T22:36:00Z";
   hw.fingerprint = "g++ 12.2.0|avx512f|2";
   return hw;
@@ -41,6 +42,7 @@ TEST(hardware_profile, save_then_load_round_trips_every_field) {
   EXPECT_EQ(back->threads, hw.threads);
   EXPECT_DOUBLE_EQ(back->peak_bandwidth_gbs, hw.peak_bandwidth_gbs);
   EXPECT_DOUBLE_EQ(back->peak_gflops_fp32, hw.peak_gflops_fp32);
+  EXPECT_DOUBLE_EQ(back->cache_bandwidth_gbs, hw.cache_bandwidth_gbs);
   EXPECT_EQ(back->measured_at, hw.measured_at);
   EXPECT_EQ(back->fingerprint, hw.fingerprint);
   EXPECT_DOUBLE_EQ(back->ridge_point(), hw.peak_gflops_fp32 / hw.peak_bandwidth_gbs);

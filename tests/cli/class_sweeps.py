@@ -1,0 +1,82 @@
+"""What the class-template tests share (test_elementwise_functions.py,
+test_axis_reductions.py): KernelBench-style files written from a module
+template, imported with `kevolve ops import`, then one builtin cpu sweep
+of them whose node statuses the test checks."""
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import h5py
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
+HOME = Path(os.environ.get("KEVOLVE_HOME") or ROOT)
+
+# eval::status (src/eval/status.h) as the store keeps it
+STATUS = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped",
+          "compile_only"]
+
+
+def kevolve(*args, timeout=900):
+    return subprocess.run([str(BIN), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, KEVOLVE_HOME=str(HOME), OMP_NUM_THREADS="1"))
+
+
+def describe(p):
+    return f"exit {p.returncode}\n--- stdout ---\n{p.stdout[-3000:]}\n--- stderr ---\n{p.stderr[-3000:]}"
+
+
+def import_all(sources, directory, prefix):
+    """{name: completed `ops import`} of each {name: file text}, written to
+    directory/<name>.py and imported as <prefix><name> into directory/ops."""
+    directory = Path(directory)
+    files = []
+    for name, text in sources.items():
+        f = directory / f"{name}.py"
+        f.write_text(text)
+        files.append(f)
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(sources, pool.map(
+            lambda f: kevolve("ops", "import", f, "--name", prefix + f.stem, "--out", directory / "ops"), files)))
+
+
+def sweep_statuses(test, yamls, directory):
+    """{task id: [(status, reason) of each node]} of a builtin cpu sweep of
+    the operator files (2 evaluations per task); fails `test` where the run
+    fails."""
+    directory = Path(directory)
+    cfg = directory / "sweep.yaml"
+    cfg.write_text(f"""sweep:
+  operators: [{", ".join(str(y) for y in yamls)}]
+  variants: all
+  backends: [cpu]
+  synthesizer: builtin
+search:
+  stop: {{max_evaluations: 2}}
+evaluator:
+  threads: 1
+  budget: 0.02
+  torch_compile: off
+""")
+    p = kevolve("run", cfg, "--store", directory / "s.h5")
+    test.assertEqual(p.returncode, 0, describe(p))
+    served = {}
+    with h5py.File(directory / "s.h5", "r") as h:
+        for t in h["tasks"].values():
+            tid = t.attrs["id"]
+            tid = tid.decode() if isinstance(tid, bytes) else tid
+            nodes, text = t["nodes"][()], t["text"][()]
+            served[tid] = [(STATUS[int(n["status"])],
+                            bytes(text[n["reason_offset"]:n["reason_offset"] + n["reason_length"]]).decode())
+                           for n in nodes]
+    return served
+
+
+def expect_every_kernel_ok(test, served):
+    for tid, statuses in sorted(served.items()):
+        with test.subTest(task=tid):
+            kernels = statuses[1:]  # the root is no kernel
+            test.assertTrue(kernels, f"{tid}: no kernel was written")
+            test.assertTrue(all(s == "ok" for s, _ in kernels),
+                            f"{tid}: " + "; ".join(f"{s}{': ' + r[:300] if s != 'ok' else ''}" for s, r in kernels))
