@@ -8,6 +8,8 @@
 #
 #   KEVOLVE_BIN_DIR=DIR OLD_DIR=DIR bench/cuda_throughput.sh [NEW_SECONDS] [OLD_SECONDS]
 #   KEVOLVE_LOG_LEVEL=debug ...   also each evaluation's time split ($OUT/new-split.txt), averaged
+#   RESUME=STORE ...              the new run continues STORE (a store an earlier window left,
+#                                 carried back) with --resume; the count is this window's evaluations
 #
 # Results in $OUT (default /tmp/kevolve-cuda-throughput): the summaries
 # (new.csv, old.csv), the eval JSON, log.txt.
@@ -26,21 +28,29 @@ run() {
   local label=$1 bin=$2 root=$3 config=$4 seconds=$5
   env -u LD_LIBRARY_PATH python3 "$root/bench/cuda_shapes.py" "$root" "$WORK/home-$label" >/dev/null || return 1
   rm -f "$WORK/$label.h5"
+  local store=(--store "$WORK/$label.h5") before=0
+  if [ "$label" = new ] && [ -n "${RESUME:-}" ]; then
+    cp "$RESUME" "$WORK/$label.h5" && store=(--resume "$WORK/$label.h5")
+    before=$(KEVOLVE_HOME=$WORK/home-$label "$bin/kevolve" report "$WORK/$label.h5" --csv 2>/dev/null |
+      python3 -c "import csv, sys; print(sum(int(r['evaluations']) for r in csv.DictReader(sys.stdin)))")
+  fi
   local t0=$SECONDS
   KEVOLVE_CACHE_DIR=$WORK/cache-$label KEVOLVE_WORKER=$bin/kevolve-worker KEVOLVE_HOME=$WORK/home-$label \
-    timeout -s INT -k 60 "$seconds" "$bin/kevolve" $LOGLEVEL run "$config" --store "$WORK/$label.h5" >"$WORK/$label.log" 2>&1
+    timeout -s INT -k 60 "$seconds" "$bin/kevolve" $LOGLEVEL run "$config" "${store[@]}" >"$WORK/$label.log" 2>&1
   local wall=$((SECONDS - t0))
   KEVOLVE_HOME=$WORK/home-$label "$bin/kevolve" report "$WORK/$label.h5" --csv >"$OUT/$label.csv" 2>/dev/null
   KEVOLVE_HOME=$WORK/home-$label "$bin/kevolve" report "$WORK/$label.h5" >"$OUT/$label.txt" 2>/dev/null
-  python3 - "$OUT/$label.csv" "$label" "$wall" <<'PY'
+  python3 - "$OUT/$label.csv" "$label" "$wall" "$before" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-ev = sum(int(r["evaluations"]) for r in rows)
+ev = sum(int(r["evaluations"]) for r in rows) - int(sys.argv[4])
 busy = sum(float(r.get("seconds") or r.get("time_s") or 0) for r in rows)
 wall = float(sys.argv[3])
 print(f"{sys.argv[2]}: {ev} evaluations in {wall:.0f} s of wall time: {60 * ev / wall:.1f} per GPU-minute"
-      + (f"; {busy:.0f} s of evaluation in the tasks' clocks: {60 * ev / busy:.1f} per evaluating minute" if busy else ""))
+      + (f"; {busy:.0f} s of evaluation in the tasks' clocks: {60 * ev / busy:.1f} per evaluating minute"
+         if busy and sys.argv[4] == "0" else ""))
 PY
+  cp "$WORK/$label.h5" "$OUT/$label.h5"  # RESUME=$OUT/new.h5 continues it in a later window
   grep -v "evaluation split" "$WORK/$label.log" | tail -5
   # Where the evaluations' time went (the debug log's split of each one).
   grep "evaluation split" "$WORK/$label.log" >"$OUT/$label-split.txt" && python3 - "$OUT/$label-split.txt" <<'PY'
