@@ -69,6 +69,13 @@ std::string builtin_synthesizer::unserved(const spec::operator_spec& op, const s
   if (v && !serving(op, nullptr, backend).empty())
     return "no " + backend + " template serves operator " + op.name + " in variant " + v->name +
            " (the templates of its class serve other dtypes)";
+  // A template of its class whose binding refuses the operator's keys says why.
+  for (const template_info* t : library_.serving(op, v, backend)) {
+    auto bound = bind(t->binding, op);
+    if (!bound)
+      return "no " + backend + " template serves operator " + op.name + ": " + t->name + " cannot take it: " +
+             bound.error().message;
+  }
   std::string keys;
   for (const auto& [k, val] : op.template_params) keys += (keys.empty() ? "" : ", ") + k + ": " + val;
   std::string why = "no " + backend + " class template serves operator " + op.name;

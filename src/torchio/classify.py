@@ -1,8 +1,9 @@
 """The operator class (and template keys) of a traced forward.
 
 From the aten ops the forward ran on the meta device (probe.OpRecorder):
-a convolution makes `conv`; one matmul `matmul` (several, as attention,
-`custom`); a pooling op `pooling`; a cumulative op `scan`; pointwise ops
+a convolution makes `conv`; one matmul `matmul` (with the keys of
+classify_matmul.py where its chain is one cpu/matmul covers; several, as
+attention, `custom`); a pooling op `pooling`; a cumulative op `scan`; pointwise ops
 only `elementwise` (with `template.expr`, the chain as a scalar C
 expression, where every op of it has a translation below); pointwise ops
 and reductions/normalizations only `row_reduction` (`template.reduction:
@@ -221,7 +222,8 @@ def classify(base, input_names):
     if any(n in CONV for n in names):
         return "conv", {}
     if matmuls == 1:
-        return "matmul", {}
+        from classify_matmul import matmul_keys
+        return "matmul", matmul_keys(base, input_names)
     if matmuls > 1:
         return "custom", {}
     if any(n in POOL for n in names):
@@ -232,7 +234,8 @@ def classify(base, input_names):
     if not rest:
         expr = None
         if len(base["outputs"]) == 1:
-            inputs = list(base["inputs_raw"]) + [t for _, t in base["state_raw"]]
+            inputs = list(base["inputs_raw"]) + [t for _, t in base["state_raw"]
+                                                 if t.dtype.is_floating_point or t.dtype.is_complex]
             expr = _expression(base["calls"], input_names, inputs, base["outputs_raw"])
         return "elementwise", ({"expr": expr} if expr else {})
     if all(n in REDUCE for n in rest):

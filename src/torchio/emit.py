@@ -56,6 +56,9 @@ def operator_yaml(op):
     out.append("# " + op["cost_note"])
     out.append(f"bytes: {flow(op['bytes'])}")
     out.append(f"flops: {flow(op['flops'])}")
+    if op.get("workspace_bytes"):
+        out.append("# scratch the class template packs the operands into (src/torchio/classify_matmul.py)")
+        out.append(f"workspace_bytes: {flow(op['workspace_bytes'])}")
     out.append("tolerance:")
     out += [f"  {d}: {flow(t)}" for d, t in op["tolerance"].items()]
     out.append("# The PyTorch module is the operator's semantics (src/eval/torch_entry.py):")

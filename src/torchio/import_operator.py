@@ -26,6 +26,7 @@ import torch  # noqa: E402
 
 import torch_entry  # noqa: E402
 from classify import classify, graph  # noqa: E402
+from classify_matmul import workspace_bytes  # noqa: E402
 from emit import operator_yaml  # noqa: E402
 from fit import FitError, evaluate, fit_polynomial, render, sym  # noqa: E402
 from generators import for_state, from_sample  # noqa: E402
@@ -240,6 +241,9 @@ def build_operator(path, name, scale, eval_mode):
     self_check(entry, path, in_names + st_names, params, hpoint, hinputs + [hstate[s] for s, _, _ in state], outs1)
 
     op_class, template = classify(base, in_names + st_names)
+    workspace = None
+    if op_class == "matmul" and template:
+        workspace = workspace_bytes(template, {n: s for n, (s, _) in zip(in_names + st_names, tensors)}, render)
     doc = inspect.getdoc(ns["Model"]) or ""
     first = doc.strip().split("\n\n")[0].replace("\n", " ") if doc.strip() else f"The forward of {os.path.basename(path)}."
     description = (f"{first} KernelBench-style problem {os.path.basename(path)}, imported as written: Model(*init) "
@@ -264,7 +268,7 @@ def build_operator(path, name, scale, eval_mode):
                       f"of every other op, interpolated exactly as a polynomial in the sizes from {calls} meta-device "
                       f"runs at multiples of the file's sizes"),
         "tolerance": {k: TOLERANCE[k] for k in dict.fromkeys(out_kinds) if k in TOLERANCE},
-        "torch": entry, "template": template, "graph": graph(base),
+        "torch": entry, "template": template, "graph": graph(base), "workspace_bytes": workspace,
     }
 
 

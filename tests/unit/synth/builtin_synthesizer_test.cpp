@@ -204,6 +204,35 @@ TEST_F(BuiltinSynth, YamlOnlyElementwiseOperatorIsServedGenerically) {
       << synth_->unserved(gemm, bf16, "cpu");
 }
 
+// A matmul operator written as YAML names its operands, epilogue and row op
+// and is served by cpu/matmul; keys that template cannot take are refused
+// with the key and what was expected, in the reason a sweep gives.
+TEST_F(BuiltinSynth, AMatmulOperatorsKeysBindTheMatmulTemplate) {
+  spec::operator_spec o = catalog("gemm_bias_relu");
+  o.template_params = {{"a", "A"}, {"b", "B"}, {"expr", "fmaxf(acc + bias, 0.0f)"}, {"row", "softmax"}};
+  ASSERT_TRUE(synth_->supports(o, "cpu")) << synth_->unserved(o, nullptr, "cpu");
+  const auto r = write(o, search::memory_mode::reset, {}, 0);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.origin, "builtin:cpu/matmul");
+  EXPECT_NE(r.code.find("const vf bias = KV_COL(2);"), std::string::npos);
+  EXPECT_NE(r.code.find("fmaxf(acc + bias, 0.0f)"), std::string::npos);
+  EXPECT_NE(r.code.find("constexpr Row ROW = kRowSoftmax;"), std::string::npos);
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> bad = {
+      {{{"a", "A"}, {"b", "B"}, {"trans_b", "2"}}, "'template.trans_b' must be 0 or 1, got '2'"},
+      {{{"a", "A"}, {"b", "C"}}, "'template.b': 'C' is no input"},
+      {{{"a", "A"}, {"b", "B"}, {"row", "cumsum"}}, "'template.row' must be one of none, sum, mean"},
+      {{{"a", "A"}, {"b", "B"}, {"expr", "acc * A"}}, "'template.expr' names the operand 'A'"},
+      {{{"a", "A"}, {"b", "B"}, {"row", "group_norm"}, {"groups", "0"}}, "'template.groups' must be a positive integer"},
+  };
+  for (const auto& [keys, why] : bad) {
+    o.template_params = keys;
+    EXPECT_FALSE(synth_->supports(o, "cpu")) << why;
+    const std::string got = synth_->unserved(o, nullptr, "cpu");
+    EXPECT_NE(got.find("cpu/matmul cannot take it: "), std::string::npos) << got;
+    EXPECT_NE(got.find(o.file.string() + ": matmul template: " + why), std::string::npos) << got;
+  }
+}
+
 // A profiled cuda parent is steered by its hardware counters: memory-bound
 // with DRAM at 50% of its peak and a quarter of the warps resident gets more
 // threads and blocks in flight (ncu_memory_bound_low_occupancy); the same
