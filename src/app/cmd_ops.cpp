@@ -168,7 +168,8 @@ int import_operator(const cli::ops_command& cmd) {
       }
     }
   }
-  if (rc != exit_ok && created) fs::remove_all(out_dir, ec);
+  // Only while empty: another import may have written into it meanwhile.
+  if (rc != exit_ok && created) fs::remove(out_dir, ec);
   return rc;
 }
 

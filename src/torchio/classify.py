@@ -1,7 +1,8 @@
 """The operator class (and template keys) of a traced forward.
 
 From the aten ops the forward ran on the meta device (probe.OpRecorder):
-a convolution makes `conv`; one matmul `matmul` (with the keys of
+a convolution makes `conv` (with the keys of classify_conv.py where its
+chain is one cpu/conv covers); one matmul `matmul` (with the keys of
 classify_matmul.py where its chain is one cpu/matmul covers; several, as
 attention, `custom`); a pooling op `pooling`; a cumulative op `scan`; pointwise ops
 only `elementwise` (with `template.expr`, the chain as a scalar C
@@ -39,7 +40,7 @@ FORMS = {"relu": "fmaxf({x}, 0.0f)", "neg": "(-({x}))", "rsqrt": "(1.0f/sqrtf({x
          "silu": "(({x})*sigmoidf({x}))", "hardswish": "(({x})*fminf(fmaxf(({x})+3.0f, 0.0f), 6.0f)/6.0f)",
          "hardsigmoid": "(fminf(fmaxf(({x})+3.0f, 0.0f), 6.0f)/6.0f)"}
 # Pointwise ops PyTorch does not tag `pointwise`.
-UNTAGGED_POINTWISE = {"hardswish", "rsub"}
+UNTAGGED_POINTWISE = {"hardswish", "rsub", "leaky_relu"}
 
 
 def _f(x):
@@ -212,6 +213,122 @@ def _axis_reduction(calls, names, base):
     return {"reduction": names[0], "axis_first": dims[0], "axis_last": dims[-1]}
 
 
+def _names_by_id(base, input_names):
+    state = [t for _, t in base["state_raw"] if t.dtype.is_floating_point or t.dtype.is_complex]
+    return {id(t): n for n, t in zip(input_names, list(base["inputs_raw"]) + state) if isinstance(t, torch.Tensor)}
+
+
+def _group_norm(calls, names, base, input_names):
+    """{reduction: group_norm, x, groups, eps, gamma, beta} where the forward
+    is one group norm of an input (nn.GroupNorm, F.group_norm); else None."""
+    if names != ["native_group_norm"] or len(base["outputs_raw"]) != 1:
+        return None
+    _, args, _, out = calls[0]
+    x, w, b, _, _, _, group, eps = args[:8]
+    by_id = _names_by_id(base, input_names)
+    if id(x) not in by_id or any(t is not None and id(t) not in by_id for t in (w, b)):
+        return None
+    if base["outputs_raw"][0] is not out[0]:
+        return None
+    keys = {"reduction": "group_norm", "x": by_id[id(x)], "groups": int(group), "eps": float(eps)}
+    keys.update({k: by_id[id(t)] for k, t in (("gamma", w), ("beta", b)) if t is not None})
+    return keys
+
+
+# Losses as the elementwise expression their mean or sum reduces ({p}: the
+# prediction, {t}: the target, {d}: their difference, {b}: beta or delta).
+LOSSES = {"mse_loss": "({d})*({d})", "l1_loss": "fabsf({d})",
+          "smooth_l1_loss": "(fabsf({d}) < {b} ? 0.5f*({d})*({d})/{b} : fabsf({d}) - 0.5f*{b})",
+          "huber_loss": "(fabsf({d}) < {b} ? 0.5f*({d})*({d}) : {b}*(fabsf({d}) - 0.5f*{b}))"}
+
+
+def _loss(calls, names, base, input_names):
+    """{reduce: mean | sum, expr} where the forward is one MSE, L1, smooth L1
+    or Huber loss of two inputs of one shape with a mean or sum reduction."""
+    if len(names) > 1 and names[-1] in ("sum", "mean"):
+        return _reduced_expression(calls, names, base, input_names)
+    if len(names) != 1 or names[0] not in LOSSES:
+        return None
+    _, args, kwargs, _ = calls[0]
+    p, t = args[0], args[1]
+    by_id = _names_by_id(base, input_names)
+    if id(p) not in by_id or id(t) not in by_id or p.shape != t.shape:
+        return None
+    reduction = _kw(args, kwargs, 2, "reduction", 1)
+    if reduction not in (1, 2):
+        return None
+    beta = _kw(args, kwargs, 3, "beta" if names[0] == "smooth_l1_loss" else "delta", 1.0)
+    if names[0] == "smooth_l1_loss" and float(beta) == 0.0:
+        return None
+    d = f"({by_id[id(p)]} - {by_id[id(t)]})"
+    return {"reduce": "mean" if reduction == 1 else "sum", "expr": LOSSES[names[0]].format(d=d, b=_f(beta))}
+
+
+def _pooling(base, input_names):
+    """{kind, kernel, stride, padding, ...} where the forward is one max or
+    average pool of its input (through views that add leading axes of 1, as
+    PyTorch runs a 1-D pool as 2-D); else None."""
+    x = base["inputs_raw"][0] if base["inputs_raw"] else None
+    src, pool = {id(x): x}, None
+    for func, args, kwargs, out in base["calls"]:
+        name = func._overloadpacket.__name__
+        if func.is_view:
+            if id(args[0]) in src and pool is None:
+                src[id(out)] = out
+            elif pool is None or id(args[0]) not in src:
+                return None
+            src[id(out)] = out
+            continue
+        if pool is not None or id(args[0]) not in src:
+            return None
+        pool = (name, args, kwargs, out)
+        for o in [out] if isinstance(out, torch.Tensor) else list(out):  # values (and indices)
+            src[id(o)] = o
+    if base["outputs_raw"] and not base["outputs_raw"][0].dtype.is_floating_point:
+        return None  # the indices
+    if pool is None or len(base["inputs_raw"]) != 1 or base["state"] or len(base["outputs_raw"]) != 1:
+        return None
+    name, args, kwargs, _ = pool
+    dims = len(args[1]) if isinstance(args[1], (list, tuple)) else None
+    if name not in ("avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+                    "max_pool2d_with_indices", "max_pool3d_with_indices") or dims is None:
+        return None
+
+    def axes(v, fill):
+        v = [v] * dims if isinstance(v, int) else list(v) or [fill] * dims
+        return ",".join(str(int(a)) for a in (v * dims if len(v) == 1 else v))
+    kernel = axes(args[1], 1)
+    keys = {"kind": "max" if name.startswith("max") else "avg", "kernel": kernel,
+            "stride": axes(_kw(args, kwargs, 2, "stride", []), 0) if _kw(args, kwargs, 2, "stride", []) else kernel,
+            "padding": axes(_kw(args, kwargs, 3, "padding", 0), 0)}
+    if keys["kind"] == "max":
+        keys["dilation"] = axes(_kw(args, kwargs, 4, "dilation", 1), 1)
+        keys["ceil_mode"] = int(bool(_kw(args, kwargs, 5, "ceil_mode", False)))
+    else:
+        keys["ceil_mode"] = int(bool(_kw(args, kwargs, 4, "ceil_mode", False)))
+        keys["count_include_pad"] = int(bool(_kw(args, kwargs, 5, "count_include_pad", True)))
+        divisor = _kw(args, kwargs, 6, "divisor_override", None)
+        if divisor:
+            keys["divisor"] = int(divisor)
+    return keys
+
+
+def _reduced_expression(calls, names, base, input_names):
+    """{reduce, expr} where the forward is pointwise ops ending in a sum or
+    mean over every element (a loss written out, as F.l1_loss runs)."""
+    _, args, kwargs, out = calls[-1]
+    x = args[0]
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    if out.numel() != 1 or kwargs.get("dtype") is not None or (dims is not None and len(dims) not in (0, x.dim())):
+        return None
+    if not all(torch.Tag.pointwise in c[0].tags or n in UNTAGGED_POINTWISE for c, n in zip(calls[:-1], names[:-1])):
+        return None
+    state = [t for _, t in base["state_raw"] if t.dtype.is_floating_point or t.dtype.is_complex]
+    head = [c for c in base["calls"] if c is not calls[-1]]
+    expr = _expression(head, input_names, list(base["inputs_raw"]) + state, [x])
+    return {"reduce": names[-1], "expr": expr} if expr else None
+
+
 def classify(base, input_names):
     """(class, template map) of a probe at the base point; input_names:
     the operator's inputs (forward's, then the module state's)."""
@@ -220,14 +337,15 @@ def classify(base, input_names):
     pointwise = [torch.Tag.pointwise in c[0].tags or n in UNTAGGED_POINTWISE for c, n in zip(calls, names)]
     matmuls = sum(n in MATMUL for n in names)
     if any(n in CONV for n in names):
-        return "conv", {}
+        from classify_conv import conv_keys
+        return "conv", conv_keys(base, input_names)
     if matmuls == 1:
         from classify_matmul import matmul_keys
         return "matmul", matmul_keys(base, input_names)
     if matmuls > 1:
         return "custom", {}
     if any(n in POOL for n in names):
-        return "pooling", {}
+        return "pooling", _pooling(base, input_names) or {}
     if any(n in SCAN for n in names):
         return "scan", {}
     rest = [n for n, p in zip(names, pointwise) if not p and n not in ("empty", "empty_like", "copy_", "clone")]
@@ -242,5 +360,6 @@ def classify(base, input_names):
         if names == ["_softmax"] and len(base["inputs"]) == 1 and len(base["inputs"][0][0]) == 2 \
                 and calls[0][1][1] in (-1, 1) and not base["state"]:
             return "row_reduction", {"reduction": "softmax"}
-        return "row_reduction", _axis_reduction(calls, names, base) or {}
+        return "row_reduction", (_axis_reduction(calls, names, base) or _group_norm(calls, names, base, input_names)
+                                 or _loss(calls, names, base, input_names) or {})
     return "custom", {}

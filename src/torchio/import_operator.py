@@ -26,7 +26,8 @@ import torch  # noqa: E402
 
 import torch_entry  # noqa: E402
 from classify import classify, graph  # noqa: E402
-from classify_matmul import workspace_bytes  # noqa: E402
+import classify_conv  # noqa: E402
+import classify_matmul  # noqa: E402
 from emit import operator_yaml  # noqa: E402
 from fit import FitError, evaluate, fit_polynomial, render, sym  # noqa: E402
 from generators import for_state, from_sample  # noqa: E402
@@ -39,6 +40,8 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 torch.set_float32_matmul_precision("highest")
 
+# the scratch a class template's keys need (`workspace_bytes`)
+WORKSPACE = {"matmul": classify_matmul.workspace_bytes, "conv": classify_conv.workspace_bytes}
 MEMORY_LIMIT = 4 << 30  # inputs + weights + outputs of a timed shape
 DTYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
           torch.int32: "int32", torch.int64: "int64"}
@@ -242,8 +245,8 @@ def build_operator(path, name, scale, eval_mode):
 
     op_class, template = classify(base, in_names + st_names)
     workspace = None
-    if op_class == "matmul" and template:
-        workspace = workspace_bytes(template, {n: s for n, (s, _) in zip(in_names + st_names, tensors)}, render)
+    if op_class in WORKSPACE and template:
+        workspace = WORKSPACE[op_class](template, {n: s for n, (s, _) in zip(in_names + st_names, tensors)}, render)
     doc = inspect.getdoc(ns["Model"]) or ""
     first = doc.strip().split("\n\n")[0].replace("\n", " ") if doc.strip() else f"The forward of {os.path.basename(path)}."
     description = (f"{first} KernelBench-style problem {os.path.basename(path)}, imported as written: Model(*init) "

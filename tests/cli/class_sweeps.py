@@ -1,13 +1,17 @@
 """What the class-template tests share (test_elementwise_functions.py,
-test_axis_reductions.py): KernelBench-style files written from a module
+test_axis_reductions.py, test_matmul_class.py, test_conv_class.py,
+test_norms_and_losses.py, test_pooling_class.py): KernelBench-style files written from a module
 template, imported with `kevolve ops import`, then one builtin cpu sweep
 of them whose node statuses the test checks."""
 import os
 import subprocess
+import tempfile
+import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import h5py
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
@@ -80,3 +84,50 @@ def expect_every_kernel_ok(test, served):
             test.assertTrue(kernels, f"{tid}: no kernel was written")
             test.assertTrue(all(s == "ok" for s, _ in kernels),
                             f"{tid}: " + "; ".join(f"{s}{': ' + r[:300] if s != 'ok' else ''}" for s, r in kernels))
+
+
+class ImportedClassTest(unittest.TestCase):
+    """A class template's test over generated files: `sources()` gives
+    {name: file text}; setUpClass imports them all as PREFIX<name> (class
+    CLASS), `operator(name)` reads one back, `expect_keys` checks their
+    template keys and `expect_served` one builtin cpu sweep of them."""
+    PREFIX = ""
+    CLASS = ""
+
+    @classmethod
+    def sources(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = Path(cls.tmp.name) / "ops"
+        cls.imports = import_all(cls.sources(), cls.tmp.name, cls.PREFIX)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def operator(self, name):
+        p = self.imports[name]
+        self.assertEqual(p.returncode, 0, describe(p))
+        op = yaml.safe_load((self.out / f"{self.PREFIX}{name}.yaml").read_text())
+        if self.CLASS:
+            self.assertEqual(op["class"], self.CLASS, op.get("graph"))
+        return op
+
+    def expect_keys(self, expected):
+        """expected: {name: {template key: value (None: absent)}}."""
+        for name, keys in expected.items():
+            with self.subTest(case=name):
+                op = self.operator(name)
+                t = op.get("template") or {}
+                for key, want in keys.items():
+                    self.assertEqual(t.get(key), want, f"template.{key} of {t}")
+
+    def expect_served(self, names):
+        yamls = [self.out / f"{self.PREFIX}{n}.yaml" for n in names if self.imports[n].returncode == 0]
+        self.assertEqual(len(yamls), len(names))
+        served = sweep_statuses(self, yamls, self.tmp.name)
+        self.assertEqual(len(served), len(names), sorted(served))
+        expect_every_kernel_ok(self, served)

@@ -233,6 +233,35 @@ TEST_F(BuiltinSynth, AMatmulOperatorsKeysBindTheMatmulTemplate) {
   }
 }
 
+// A convolution's geometry keys bind cpu/conv: lists padded to three axes;
+// a list of the wrong length or a value below its least is refused.
+TEST_F(BuiltinSynth, AConvOperatorsGeometryKeysBindTheConvTemplate) {
+  spec::operator_spec o = catalog("gemm_bias_relu");
+  o.op_class = "conv";
+  o.inputs[0].shape = {"N", "C", "H", "W"};
+  o.inputs[1].shape = {"O", "C", "3", "3"};
+  o.template_params = {{"x", "A"}, {"w", "B"}, {"stride", "2,1"}, {"expr", "acc + bias"}};
+  ASSERT_TRUE(synth_->supports(o, "cpu")) << synth_->unserved(o, nullptr, "cpu");
+  const auto r = write(o, search::memory_mode::reset, {}, 0);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.origin, "builtin:cpu/conv");
+  EXPECT_NE(r.code.find("STRIDE[3] = { 1, 2, 1 }"), std::string::npos);
+  EXPECT_NE(r.code.find("PAD[3] = { 0, 0, 0 }"), std::string::npos);
+  EXPECT_NE(r.code.find("const float bias = KV_CH(2);"), std::string::npos);
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> bad = {
+      {{{"x", "A"}, {"w", "B"}, {"stride", "2"}}, "'template.stride' must be 2 integers (one per spatial axis); got '2'"},
+      {{{"x", "A"}, {"w", "B"}, {"dilation", "1,0"}}, "'template.dilation' must be 2 integers >= 1"},
+      {{{"x", "A"}, {"w", "B"}, {"row", "softmax"}}, "'template.row' must be one of none, mean, group_norm; got 'softmax'"},
+      {{{"x", "A"}, {"w", "B"}, {"transposed", "yes"}}, "'template.transposed' must be 0 or 1"},
+  };
+  for (const auto& [keys, why] : bad) {
+    o.template_params = keys;
+    EXPECT_FALSE(synth_->supports(o, "cpu")) << why;
+    const std::string got = synth_->unserved(o, nullptr, "cpu");
+    EXPECT_NE(got.find(o.file.string() + ": conv template: " + why), std::string::npos) << got;
+  }
+}
+
 // A profiled cuda parent is steered by its hardware counters: memory-bound
 // with DRAM at 50% of its peak and a quarter of the warps resident gets more
 // threads and blocks in flight (ncu_memory_bound_low_occupancy); the same
