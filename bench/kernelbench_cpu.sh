@@ -7,7 +7,7 @@
 # bench/kernelbench_table.py (class, template, x eager, x compile, % of
 # the roofline floor; problems with no correct kernel say why).
 #
-#   bench/kernelbench_cpu.sh             KB=../shared/kernelbench SCALE=0.25 EVALS=20 OUT=/tmp/kevolve-kb-cpu
+#   bench/kernelbench_cpu.sh     (KB=../shared/kernelbench SCALE=0.25 EVALS=20 TASK_SECONDS=90 OUT=/tmp/kevolve-kb-cpu)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KB=${KB:-$ROOT/../shared/kernelbench}
@@ -30,7 +30,7 @@ sweep:
   synthesizer: builtin
   seed: 1
 search:
-  stop: {max_evaluations: $EVALS}
+  stop: {max_evaluations: $EVALS, max_seconds: ${TASK_SECONDS:-90}}
 evaluator:
   budget: 0.1
   torch_baselines: on
