@@ -19,8 +19,8 @@ and `workspace_bytes` for the template's packed weights and thread buffers.
 """
 import torch
 
-from classify import UNTAGGED_POINTWISE, _translate
-from classify_matmul import _affine
+from classify import UNTAGGED_POINTWISE, _names_by_id, _translate
+from classify_matmul import _affine, finish_keys
 
 IGNORED = {"empty", "empty_like"}
 GLOBAL_POOL = {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "_adaptive_avg_pool2d",
@@ -40,9 +40,7 @@ def _axes(v):
 def conv_keys(base, input_names):
     """The template map of a conv forward (module docstring), or {} where its
     chain is not one the template covers."""
-    state = [t for _, t in base["state_raw"] if t.dtype.is_floating_point or t.dtype.is_complex]
-    tensors = list(base["inputs_raw"]) + state
-    name_of = {id(t): n for n, t in zip(input_names, tensors) if isinstance(t, torch.Tensor)}
+    name_of = _names_by_id(base, input_names)
     known, keys, row_done, out_numel, channels, rank = {}, {}, False, None, None, None
     for func, args, kwargs, out in base["calls"]:
         name = func._overloadpacket.__name__
@@ -102,14 +100,7 @@ def conv_keys(base, input_names):
         if e is None:
             return {}
         known[id(out)] = e
-    final = known.get(id(base["outputs_raw"][0])) if len(base["outputs_raw"]) == 1 else None
-    if not keys or final is None:
-        return {}
-    if not row_done:
-        keys["expr"], keys["row"] = final, "none"
-    if keys["expr"] == "acc":
-        del keys["expr"]
-    return keys
+    return finish_keys(keys, known, base, row_done)
 
 
 def _row_op(name, args, kwargs, x, known, rank):

@@ -16,7 +16,7 @@ and `workspace_bytes` the scratch the template packs its operands into.
 """
 import torch
 
-from classify import UNTAGGED_POINTWISE, _f, _translate
+from classify import UNTAGGED_POINTWISE, _f, _names_by_id, _translate
 
 ROW_OPS = {"sum", "mean", "_softmax", "_log_softmax", "native_group_norm", "native_batch_norm",
            "_native_batch_norm_legit", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional"}
@@ -44,10 +44,8 @@ def _last_axis(dims, rank):
 def matmul_keys(base, input_names):
     """The template map of a matmul forward (module docstring), or {} where
     its chain is not one the template covers."""
-    state = [t for _, t in base["state_raw"] if t.dtype.is_floating_point or t.dtype.is_complex]
-    tensors = list(base["inputs_raw"]) + state
-    name_of = {id(t): n for n, t in zip(input_names, tensors) if isinstance(t, torch.Tensor)}
-    operand = {id(t): (n, False) for t, n in ((t, name_of[id(t)]) for t in tensors if id(t) in name_of)}
+    name_of = _names_by_id(base, input_names)
+    operand = {i: (n, False) for i, n in name_of.items()}
     known, keys, row_done, n_cols, acc_numel = {}, {}, False, None, None
     for func, args, kwargs, out in base["calls"]:
         name = func._overloadpacket.__name__
@@ -124,6 +122,12 @@ def matmul_keys(base, input_names):
         if e is None:
             return {}
         known[id(out)] = e
+    return finish_keys(keys, known, base, row_done)
+
+
+def finish_keys(keys, known, base, row_done):
+    """A chain walker's keys once the forward's one output is reached: the
+    expression (where no row op took it) and `row: none`; {} otherwise."""
     final = known.get(id(base["outputs_raw"][0])) if len(base["outputs_raw"]) == 1 else None
     if not keys or final is None:
         return {}
