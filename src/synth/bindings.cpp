@@ -1,5 +1,8 @@
 #include "synth/bindings.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -24,14 +27,14 @@ std::vector<std::string> split_names(const std::string& s) {
   return out;
 }
 
-expected<std::map<std::string, std::string>> bind_elementwise(const spec::operator_spec& op) {
-  const std::string where = op.file.string() + ": elementwise template: ";
-  auto expr = op.template_params.find("expr");
-  if (expr == op.template_params.end() || expr->second.empty())
-    return make_error(errc::invalid_input, where + "'template.expr' is missing");
+// The elementwise keys of `expr` over the operator's inputs: loads of each
+// input (KV_LD(k), defined by the template) by name and unambiguous first
+// letter, the float params by name.
+expected<std::map<std::string, std::string>> expression_keys(const spec::operator_spec& op, const std::string& where,
+                                                             const std::string& expr) {
   if (op.outputs.size() != 1 || op.inputs.empty() || op.inputs.size() > 8)
     return make_error(errc::invalid_input, where + "needs 1 output and 1 to 8 inputs");
-  if (expr->second.find(';') != std::string::npos || expr->second.find('{') != std::string::npos)
+  if (expr.find(';') != std::string::npos || expr.find('{') != std::string::npos)
     return make_error(errc::invalid_input, where + "'template.expr' must be one expression");
   std::vector<std::string> names;
   auto vars = op.template_params.find("vars");
@@ -73,14 +76,89 @@ expected<std::map<std::string, std::string>> bind_elementwise(const spec::operat
       {"EW_PARAMS", params.str()},
       {"EW_PARAM_ARGS", param_args.str()},
       {"EW_PARAM_NAMES", param_names.str()},
-      {"EW_EXPR", expr->second},
+      {"EW_EXPR", expr},
   };
+}
+
+expected<std::map<std::string, std::string>> bind_elementwise(const spec::operator_spec& op) {
+  const std::string where = op.file.string() + ": elementwise template: ";
+  auto expr = op.template_params.find("expr");
+  if (expr == op.template_params.end() || expr->second.empty())
+    return make_error(errc::invalid_input, where + "'template.expr' is missing");
+  return expression_keys(op, where, expr->second);
+}
+
+// `scan`: op (sum | prod), axis, reverse, exclusive, expr (default: the
+// first input), post (over acc and the inputs; default acc).
+expected<std::map<std::string, std::string>> bind_scan(const spec::operator_spec& op) {
+  const std::string where = op.file.string() + ": scan template: ";
+  const std::string kind = key_or(op, "op", "");
+  if (kind != "sum" && kind != "prod")
+    return make_error(errc::invalid_input, where + "'template.op' must be sum or prod, got '" + kind + "'");
+  const std::string axis = key_or(op, "axis", "");
+  if (axis.empty() || axis.size() > 1 || !std::isdigit(static_cast<unsigned char>(axis[0])))
+    return make_error(errc::invalid_input, where + "'template.axis' must be an axis 0 to 9 of the output, got '" + axis + "'");
+  if (!op.outputs.empty() && std::stoi(axis) >= static_cast<int>(op.outputs[0].shape.size()))
+    return make_error(errc::invalid_input, where + "'template.axis' " + axis + " is past the output's rank " +
+                                               std::to_string(op.outputs[0].shape.size()));
+  auto reverse = flag_key(op, where, "reverse"), exclusive = flag_key(op, where, "exclusive");
+  if (!reverse) return tl::unexpected(reverse.error());
+  if (!exclusive) return tl::unexpected(exclusive.error());
+  for (const auto& t : op.inputs)
+    if (t.name == "acc") return make_error(errc::invalid_input, where + "an input is named 'acc', the scan's name in 'template.post'");
+  auto keys = expression_keys(op, where, key_or(op, "expr", op.inputs.empty() ? "" : op.inputs[0].name));
+  if (!keys) return keys;
+  const std::string post = key_or(op, "post", "acc");
+  if (post.find(';') != std::string::npos || post.find('{') != std::string::npos)
+    return make_error(errc::invalid_input, where + "'template.post' must be one expression");
+  (*keys)["SC_OP"] = kind;
+  (*keys)["SC_AXIS"] = axis;
+  (*keys)["SC_REVERSE"] = *reverse == "1" ? "true" : "false";
+  (*keys)["SC_EXCLUSIVE"] = *exclusive == "1" ? "true" : "false";
+  (*keys)["SC_POST"] = post;
+  return keys;
+}
+
+// `segment_reduce`: reduce (sum | mean | max | min | prod), values (default
+// input 0), offsets (default input 1), initial (optional float).
+expected<std::map<std::string, std::string>> bind_segment_reduce(const spec::operator_spec& op) {
+  const std::string where = op.file.string() + ": segment_reduce template: ";
+  const std::string kind = key_or(op, "reduce", "");
+  if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min" && kind != "prod")
+    return make_error(errc::invalid_input,
+                      where + "'template.reduce' must be sum, mean, max, min or prod, got '" + kind + "'");
+  if (op.outputs.size() != 1 || op.inputs.size() < 2)
+    return make_error(errc::invalid_input, where + "needs 1 output and the values and offsets inputs");
+  auto values = input_named_by(op, where, "values", false), offsets = input_named_by(op, where, "offsets", false);
+  if (!values) return tl::unexpected(values.error());
+  if (!offsets) return tl::unexpected(offsets.error());
+  const int v = *values < 0 ? 0 : *values, o = *offsets < 0 ? 1 : *offsets;
+  if (v == o) return make_error(errc::invalid_input, where + "'template.values' and 'template.offsets' name one input");
+  if (op.inputs[o].dtype != "int64" || op.inputs[o].shape.size() != 1)
+    return make_error(errc::invalid_input, where + "the offsets input '" + op.inputs[o].name + "' must be 1-D int64");
+  const std::string initial = key_or(op, "initial", "");
+  std::string literal = "0.0f";
+  if (!initial.empty()) {
+    char* end = nullptr;
+    const double x = std::strtod(initial.c_str(), &end);
+    if (end == initial.c_str() || *end != '\0' || !std::isfinite(x))
+      return make_error(errc::invalid_input, where + "'template.initial' must be a finite number, got '" + initial + "'");
+    std::ostringstream f;
+    f.precision(9);
+    f << std::showpoint << x << "f";
+    literal = f.str();
+  }
+  return std::map<std::string, std::string>{
+      {"SG_VALUES", std::to_string(v)}, {"SG_OFFSETS", std::to_string(o)},
+      {"SG_HAS_INITIAL", initial.empty() ? "false" : "true"}, {"SG_INITIAL", literal}};
 }
 
 }  // namespace
 
 expected<std::map<std::string, std::string>> bind(const std::string& binding, const spec::operator_spec& op) {
   if (binding == "elementwise") return bind_elementwise(op);
+  if (binding == "scan") return bind_scan(op);
+  if (binding == "segment_reduce") return bind_segment_reduce(op);
   if (binding == "matmul") return bind_matmul(op);
   if (binding == "conv") return bind_conv(op);
   if (binding == "group_norm") return bind_group_norm(op);

@@ -4,7 +4,8 @@ From the aten ops the forward ran on the meta device (probe.OpRecorder):
 a convolution makes `conv` (with the keys of classify_conv.py where its
 chain is one cpu/conv covers); one matmul `matmul` (with the keys of
 classify_matmul.py where its chain is one cpu/matmul covers; several, as
-attention, `custom`); a pooling op `pooling`; a cumulative op `scan`; pointwise ops
+attention, `custom`); a pooling op `pooling`; a cumulative op `scan` (with the keys of cpu/scan
+where _scan recognises it); a segment_reduce by offsets `jagged`; pointwise ops
 only `elementwise` (with `template.expr`, the chain as a scalar C
 expression, where every op of it has a translation below); pointwise ops
 and reductions/normalizations only `row_reduction` (`template.reduction:
@@ -329,6 +330,71 @@ def _reduced_expression(calls, names, base, input_names):
     return {"reduce": names[-1], "expr": expr} if expr else None
 
 
+def _scan(base, input_names):
+    """{op, axis, reverse, expr, post} where the forward is one cumsum or
+    cumprod (through flips of its axis before and after: reversed) of a
+    pointwise prologue of inputs of the output's shape, then pointwise ops
+    over the scan and those inputs; else None."""
+    calls = base["calls"]
+    at = [i for i, c in enumerate(calls) if c[0]._overloadpacket.__name__ in ("cumsum", "cumprod")]
+    if len(at) != 1 or len(base["outputs_raw"]) != 1:
+        return None
+    i = at[0]
+    func, args, kwargs, out = calls[i]
+    x = args[0]
+    if x.dim() == 0 or kwargs.get("dtype") is not None or (len(args) > 2 and args[2] is not None):
+        return None
+    dim = int(_kw(args, kwargs, 1, "dim", 0)) % x.dim()
+    pre, post, reverse = list(calls[:i]), list(calls[i + 1:]), 0
+
+    def flip_of(c, t):
+        return (c[0]._overloadpacket.__name__ == "flip" and c[1][0] is t
+                and sorted(int(d) % t.dim() for d in c[1][1]) == [dim])
+    if pre and post and pre[-1][3] is x and flip_of(pre[-1], pre[-1][1][0]) and flip_of(post[0], out):
+        reverse, x, out = 1, pre[-1][1][0], post[0][3]
+        pre, post = pre[:-1], post[1:]
+    shape = tuple(base["outputs_raw"][0].shape)
+    inputs = list(base["inputs_raw"]) + [t for _, t in base["state_raw"] if t.dtype.is_floating_point]
+    if tuple(x.shape) != shape or any(not isinstance(t, torch.Tensor) or tuple(t.shape) != shape for t in inputs):
+        return None
+    expr = _expression(pre, input_names, inputs, [x])
+    if expr is None:
+        return None
+    names = list(input_names)[:len(inputs)]
+    post_expr = _expression(post, names + ["acc"], inputs + [out], base["outputs_raw"])
+    if post_expr is None:
+        return None
+    keys = {"op": "sum" if func._overloadpacket.__name__ == "cumsum" else "prod", "axis": dim, "reverse": reverse}
+    if expr != input_names[0]:
+        keys["expr"] = expr
+    if post_expr != "acc":
+        keys["post"] = post_expr
+    return keys
+
+
+def _segment(calls, names, base, input_names):
+    """{reduce, values, offsets[, initial]} where the forward is one
+    torch.segment_reduce of an input along axis 0 by an offsets input;
+    else None."""
+    if names != ["segment_reduce"] or len(base["outputs_raw"]) != 1:
+        return None
+    _, args, kwargs, out = calls[0]
+    data, reduce = args[0], _kw(args, kwargs, 1, "reduce", None)
+    offsets, axis = _kw(args, kwargs, 4, "offsets", None), int(_kw(args, kwargs, 5, "axis", 0))
+    if _kw(args, kwargs, 2, "lengths", None) is not None or _kw(args, kwargs, 3, "indices", None) is not None:
+        return None
+    by_id = {id(t): n for n, t in zip(input_names, base["inputs_raw"]) if isinstance(t, torch.Tensor)}
+    if offsets is None or axis != 0 or id(data) not in by_id or id(offsets) not in by_id or offsets.dim() != 1:
+        return None
+    if reduce not in ("sum", "mean", "max", "min", "prod") or base["outputs_raw"][0] is not out:
+        return None
+    keys = {"reduce": reduce, "values": by_id[id(data)], "offsets": by_id[id(offsets)]}
+    initial = _kw(args, kwargs, 7, "initial", None)
+    if initial is not None:
+        keys["initial"] = float(initial)
+    return keys
+
+
 def classify(base, input_names):
     """(class, template map) of a probe at the base point; input_names:
     the operator's inputs (forward's, then the module state's)."""
@@ -347,7 +413,9 @@ def classify(base, input_names):
     if any(n in POOL for n in names):
         return "pooling", _pooling(base, input_names) or {}
     if any(n in SCAN for n in names):
-        return "scan", {}
+        return "scan", _scan(base, input_names) or {}
+    if names == ["segment_reduce"]:
+        return "jagged", _segment(calls, names, base, input_names) or {}
     rest = [n for n, p in zip(names, pointwise) if not p and n not in ("empty", "empty_like", "copy_", "clone")]
     if not rest:
         expr = None

@@ -244,6 +244,12 @@ def build_operator(path, name, scale, eval_mode):
     self_check(entry, path, in_names + st_names, params, hpoint, hinputs + [hstate[s] for s, _, _ in state], outs1)
 
     op_class, template = classify(base, in_names + st_names)
+    if op_class == "jagged" and template.get("offsets"):
+        generators[template["offsets"]] = segment_offsets(template, dict(zip(in_names, model.inputs)))
+    elif op_class == "jagged":
+        raise Refusal("its torch.segment_reduce is not one kevolve can draw inputs for; expected segments given "
+                      "by `offsets` (a 1-D int64 input) along axis 0 (segment lengths, `indices` and other axes "
+                      "are not drawn)")
     workspace = None
     if op_class in WORKSPACE and template:
         workspace = WORKSPACE[op_class](template, {n: s for n, (s, _) in zip(in_names + st_names, tensors)}, render)
@@ -273,6 +279,16 @@ def build_operator(path, name, scale, eval_mode):
         "tolerance": {k: TOLERANCE[k] for k in dict.fromkeys(out_kinds) if k in TOLERANCE},
         "torch": entry, "template": template, "graph": graph(base), "workspace_bytes": workspace,
     }
+
+
+def segment_offsets(keys, shapes):
+    """Draws of a segment reduction's offsets [B+1] over the values' rows
+    (keys: the template's values and offsets inputs): segments up to twice
+    the mean length, and a heavy skew (most segments empty)."""
+    rows = render(shapes[keys["values"]][0])
+    b = render(shapes[keys["offsets"]][0] - 1)
+    return [{"dist": "offsets", "total": rows, "max_len": f"ceil(2*({rows})/max({b}, 1))"},
+            {"dist": "offsets", "total": rows, "max_len": f"16*ceil(({rows})/max({b}, 1))"}]
 
 
 def integer_range(ns, i, point, draws=32):

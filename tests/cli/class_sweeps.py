@@ -1,6 +1,7 @@
 """What the class-template tests share (test_elementwise_functions.py,
 test_axis_reductions.py, test_matmul_class.py, test_conv_class.py,
-test_norms_and_losses.py, test_pooling_class.py): KernelBench-style files written from a module
+test_norms_and_losses.py, test_pooling_class.py, test_scan_class.py,
+test_segment_class.py): KernelBench-style files written from a module
 template, imported with `kevolve ops import`, then one builtin cpu sweep
 of them whose node statuses the test checks."""
 import os
@@ -20,6 +21,36 @@ HOME = Path(os.environ.get("KEVOLVE_HOME") or ROOT)
 # eval::status (src/eval/status.h) as the store keeps it
 STATUS = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped",
           "compile_only"]
+
+
+FORWARD_MODULE = """import torch
+import torch.nn as nn
+
+{sizes}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, {args}):
+        return {body}
+
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def forward_module(args, body, inputs, **sizes):
+    """A KernelBench-style file whose forward(args) returns body, inputs the
+    text of get_inputs()'s list, sizes its globals (B=96, ...)."""
+    return FORWARD_MODULE.format(sizes="\n".join(f"{k} = {v}" for k, v in sizes.items()), args=args, body=body,
+                                 inputs=inputs)
 
 
 def kevolve(*args, timeout=900):

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from class_sweeps import describe, expect_every_kernel_ok, import_all, sweep_statuses  # noqa: E402
+from class_sweeps import describe, expect_every_kernel_ok, forward_module, import_all, sweep_statuses  # noqa: E402
 
 # name: (forward body over x (and y), the inputs get_inputs draws)
 POSITIVE = "torch.rand(B, N) + 0.1"
@@ -49,29 +49,6 @@ FUNCTIONS = {
     "floor_ceil": ("torch.floor(x) + torch.ceil(y)", [NORMAL, NORMAL]),
 }
 
-MODULE = """import torch
-import torch.nn as nn
-
-B = 96
-N = 517
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, {args}):
-        return {body}
-
-
-def get_inputs():
-    return [{inputs}]
-
-
-def get_init_inputs():
-    return []
-"""
-
 
 class ElementwiseFunctions(unittest.TestCase):
     @classmethod
@@ -79,8 +56,7 @@ class ElementwiseFunctions(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         d = Path(cls.tmp.name)
         cls.out = d / "ops"
-        cls.imports = import_all({name: MODULE.format(args=", ".join("xy"[:len(inputs)]), body=body,
-                                                      inputs=", ".join(inputs))
+        cls.imports = import_all({name: forward_module(", ".join("xy"[:len(inputs)]), body, ", ".join(inputs), B=96, N=517)
                                   for name, (body, inputs) in FUNCTIONS.items()}, d, "ew_")
 
     @classmethod

@@ -262,6 +262,59 @@ TEST_F(BuiltinSynth, AConvOperatorsGeometryKeysBindTheConvTemplate) {
   }
 }
 
+// A scan operator's keys bind cpu/scan (reversed, exclusive, prologue over
+// the inputs by name and first letter); bad keys are refused, naming them.
+TEST_F(BuiltinSynth, AScanOperatorsKeysBindTheScanTemplate) {
+  spec::operator_spec o = catalog("bias_gelu");
+  o.op_class = "scan";
+  o.template_params = {{"op", "sum"}, {"axis", "1"}, {"reverse", "1"}, {"exclusive", "1"}, {"expr", "x * b"}};
+  ASSERT_TRUE(synth_->supports(o, "cpu")) << synth_->unserved(o, nullptr, "cpu");
+  const auto r = write(o, search::memory_mode::reset, {}, 0);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.origin, "builtin:cpu/scan");
+  EXPECT_NE(r.code.find("REVERSE = true, EXCLUSIVE = true"), std::string::npos);
+  EXPECT_NE(r.code.find("const vf& b = bias;"), std::string::npos);
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> bad = {
+      {{{"op", "max"}, {"axis", "1"}}, "'template.op' must be sum or prod, got 'max'"},
+      {{{"op", "sum"}, {"axis", "2"}}, "'template.axis' 2 is past the output's rank 2"},
+      {{{"op", "sum"}, {"axis", "-1"}}, "'template.axis' must be an axis 0 to 9 of the output, got '-1'"},
+      {{{"op", "sum"}, {"axis", "0"}, {"reverse", "yes"}}, "'template.reverse' must be 0 or 1, got 'yes'"},
+  };
+  for (const auto& [keys, why] : bad) {
+    o.template_params = keys;
+    EXPECT_FALSE(synth_->supports(o, "cpu")) << why;
+    const std::string got = synth_->unserved(o, nullptr, "cpu");
+    EXPECT_NE(got.find(o.file.string() + ": scan template: " + why), std::string::npos) << got;
+  }
+}
+
+// A segment reduction's keys bind cpu/segment_reduce; an offsets input that
+// is not 1-D int64 or a bad initial is refused, naming it.
+TEST_F(BuiltinSynth, ASegmentReductionsKeysBindTheSegmentTemplate) {
+  spec::operator_spec o = catalog("embedding_bag_sum");
+  o.op_class = "jagged";
+  o.template_params = {{"reduce", "max"}, {"values", "table"}, {"offsets", "offsets"}, {"initial", "-2.5"}};
+  ASSERT_TRUE(synth_->supports(o, "cpu")) << synth_->unserved(o, nullptr, "cpu");
+  const auto r = write(o, search::memory_mode::reset, {}, 0);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.origin, "builtin:cpu/segment_reduce");
+  EXPECT_NE(r.code.find("a->inputs[2]"), std::string::npos);
+  EXPECT_NE(r.code.find("INITIAL = -2.50000000f"), std::string::npos);
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> bad = {
+      {{{"reduce", "argmax"}}, "'template.reduce' must be sum, mean, max, min or prod, got 'argmax'"},
+      {{{"reduce", "sum"}, {"values", "table"}, {"offsets", "table"}}, "'template.values' and 'template.offsets' name one input"},
+      {{{"reduce", "sum"}, {"values", "table"}, {"offsets", "indices"}, {"initial", "x"}},
+       "'template.initial' must be a finite number, got 'x'"},
+      {{{"reduce", "sum"}, {"offsets", "lengths"}}, "'template.offsets': 'lengths' is no input"},
+  };
+  for (const auto& [keys, why] : bad) {
+    o.template_params = keys;
+    EXPECT_FALSE(synth_->supports(o, "cpu")) << why;
+    const std::string got = synth_->unserved(o, nullptr, "cpu");
+    EXPECT_NE(got.find(o.file.string() + ": segment_reduce template: " + why), std::string::npos) << got;
+  }
+}
+
 // A profiled cuda parent is steered by its hardware counters: memory-bound
 // with DRAM at 50% of its peak and a quarter of the warps resident gets more
 // threads and blocks in flight (ncu_memory_bound_low_occupancy); the same
