@@ -88,6 +88,35 @@ expected<std::map<std::string, std::string>> bind_elementwise(const spec::operat
   return expression_keys(op, where, expr->second);
 }
 
+std::string shape_text(const std::vector<std::string>& shape) {
+  std::string out;
+  for (const auto& d : shape) {
+    out += out.empty() ? "[" : ", ";
+    for (char c : d)
+      if (c != ' ') out += c;
+  }
+  return out.empty() ? "[]" : out + "]";
+}
+
+// `elementwise_rows` (the cuda and hip templates): as `elementwise`, every
+// input of the output's shape or 1-D along its last dim (a bias); other
+// broadcasts are refused, naming the input.
+expected<std::map<std::string, std::string>> bind_elementwise_rows(const spec::operator_spec& op) {
+  auto keys = bind_elementwise(op);
+  if (!keys) return keys;
+  const auto& out = op.outputs[0].shape;
+  for (const auto& t : op.inputs) {
+    const bool same = shape_text(t.shape) == shape_text(out);
+    const bool row = t.shape.size() == 1 && !out.empty() && shape_text(t.shape) == shape_text({out.back()});
+    if (!same && !row)
+      return make_error(errc::invalid_input, op.file.string() + ": elementwise template: input '" + t.name + "' " +
+                                                 shape_text(t.shape) + " broadcasts to the output " + shape_text(out) +
+                                                 " other than along rows (this template reads inputs of the output's "
+                                                 "shape or 1-D along its last dim)");
+  }
+  return keys;
+}
+
 // `scan`: op (sum | prod), axis, reverse, exclusive, expr (default: the
 // first input), post (over acc and the inputs; default acc).
 expected<std::map<std::string, std::string>> bind_scan(const spec::operator_spec& op) {
@@ -156,7 +185,8 @@ expected<std::map<std::string, std::string>> bind_segment_reduce(const spec::ope
 }  // namespace
 
 expected<std::map<std::string, std::string>> bind(const std::string& binding, const spec::operator_spec& op) {
-  if (binding == "elementwise") return bind_elementwise(op);
+  if (binding == "elementwise" || binding == "elementwise_broadcast") return bind_elementwise(op);
+  if (binding == "elementwise_rows") return bind_elementwise_rows(op);
   if (binding == "scan") return bind_scan(op);
   if (binding == "segment_reduce") return bind_segment_reduce(op);
   if (binding == "matmul") return bind_matmul(op);

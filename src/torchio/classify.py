@@ -138,6 +138,13 @@ def _translate(name, a, args, kwargs):
     return None
 
 
+def _broadcasts(shape, out_shape):
+    """shape broadcasts to out_shape (NumPy rules, dims aligned from the right)."""
+    if len(shape) > len(out_shape):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(tuple(shape)), reversed(out_shape)))
+
+
 def _expression(calls, input_names, inputs, outputs):
     """The forward as one C expression over the inputs, or None."""
     known = {id(t): n for n, t in zip(input_names, inputs)}
@@ -147,7 +154,7 @@ def _expression(calls, input_names, inputs, outputs):
         tensors = [x for x in args if isinstance(x, torch.Tensor)]
         if any(id(t) not in known for t in tensors) or not isinstance(out, torch.Tensor):
             return None
-        if any(tuple(t.shape) != out_shape and t.dim() > 1 for t in tensors):
+        if any(not _broadcasts(t.shape, out_shape) for t in tensors):
             return None
         texts = [known.get(id(x)) if isinstance(x, torch.Tensor) else None for x in args]
         if func.is_view:
@@ -325,6 +332,8 @@ def _reduced_expression(calls, names, base, input_names):
     if not all(torch.Tag.pointwise in c[0].tags or n in UNTAGGED_POINTWISE for c, n in zip(calls[:-1], names[:-1])):
         return None
     state = [t for _, t in base["state_raw"] if t.dtype.is_floating_point or t.dtype.is_complex]
+    if any(isinstance(t, torch.Tensor) and tuple(t.shape) != tuple(x.shape) for t in list(base["inputs_raw"]) + state):
+        return None  # cpu/reduce_all reads every input in place
     head = [c for c in base["calls"] if c is not calls[-1]]
     expr = _expression(head, input_names, list(base["inputs_raw"]) + state, [x])
     return {"reduce": names[-1], "expr": expr} if expr else None

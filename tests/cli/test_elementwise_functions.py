@@ -4,7 +4,8 @@ scalar functions PyTorch users reach for, written as a KernelBench-style
 file, is imported (`kevolve ops import`), classified `elementwise` with a
 `template.expr`, and served by the builtin synthesizer on cpu: a sweep's
 kernels of every one of them pass the evaluator (fp64 reference at the
-timed shape and at the holdout shapes, odd sizes).
+timed shape and at the holdout shapes, odd sizes), a column and a
+broadcast over a missing leading dim among them.
 
 Run by CTest (test elementwise_functions) with KEVOLVE_BIN and KEVOLVE_HOME;
 by hand:
@@ -47,6 +48,9 @@ FUNCTIONS = {
     "maximum": ("torch.maximum(x, y) - torch.minimum(x, y)", [NORMAL, NORMAL]),
     "rsub": ("1.0 - torch.sigmoid(x)", [NORMAL]),
     "floor_ceil": ("torch.floor(x) + torch.ceil(y)", [NORMAL, NORMAL]),
+    # broadcasts other than a bias row (tests/cli/test_broadcast_grid.py has every pattern)
+    "column_scale": ("torch.sigmoid(x) * y", [NORMAL, "torch.randn(B, 1)"]),
+    "leading_scale": ("x * y - 1.0", ["torch.randn(3, B, N)", "torch.randn(B, 1)"]),
 }
 
 

@@ -262,6 +262,21 @@ TEST_F(BuiltinSynth, AConvOperatorsGeometryKeysBindTheConvTemplate) {
   }
 }
 
+// An input broadcast other than along rows (a column) binds cpu/elementwise,
+// which broadcasts over any rank; the cuda template refuses it, naming it.
+TEST_F(BuiltinSynth, AColumnBroadcastIsServedOnCpuAndRefusedOnCudaByName) {
+  spec::operator_spec o = catalog("bias_gelu");
+  o.inputs[1].shape = {"B", "1"};
+  ASSERT_TRUE(synth_->supports(o, "cpu")) << synth_->unserved(o, nullptr, "cpu");
+  EXPECT_EQ(write(o, search::memory_mode::reset, {}, 0).origin, "builtin:cpu/elementwise");
+  EXPECT_FALSE(synth_->supports(o, "cuda"));
+  const std::string got = synth_->unserved(o, nullptr, "cuda");
+  EXPECT_NE(got.find("input 'bias' [B, 1] broadcasts to the output [B, N] other than along rows"), std::string::npos)
+      << got;
+  o.inputs[1].shape = {"N"};  // a bias row: both serve it
+  EXPECT_TRUE(synth_->supports(o, "cuda")) << synth_->unserved(o, nullptr, "cuda");
+}
+
 // A scan operator's keys bind cpu/scan (reversed, exclusive, prologue over
 // the inputs by name and first letter); bad keys are refused, naming them.
 TEST_F(BuiltinSynth, AScanOperatorsKeysBindTheScanTemplate) {
