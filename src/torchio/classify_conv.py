@@ -129,7 +129,8 @@ def _row_op(name, args, kwargs, x, known, rank):
 def workspace_bytes(keys, shapes, render):
     """Packed weights ((Cout + 16 x groups) x Cin/groups x taps floats) and
     64 threads' buffers (a 512 x 32 panel, (Cout + 16) x 32 tile floats and
-    2 x (Cout + 16) doubles of channel sums), as an expression; shapes:
+    2 x (Cout + 16) doubles of channel sums), as an expression, or for a
+    spatial mean the larger of that and cuda/conv's tile sums; shapes:
     {input name: [sympy dims]}; render: a sympy expression's YAML text."""
     w = shapes[keys["w"]]
     groups = int(keys.get("groups", 1))
@@ -141,4 +142,21 @@ def workspace_bytes(keys, shapes, render):
     else:
         cout, kdim = w[0], w[1] * taps
     floats = (cout + 16 * groups) * kdim + 64 * (512 * 32 + (cout + 16) * 32 + 4 * (cout + 16) + 16)
-    return render(4 * floats + 64)
+    cpu = render(4 * floats + 64)
+    if keys.get("row") != "mean":
+        return cpu
+    # cuda/conv's mean: a sum per (image, channel, tile of 128 output
+    # positions); the positions bounded by in + 2 x padding per axis
+    # (transposed: in x stride + dilation x kernel + output padding).
+    x = shapes[keys["x"]]
+    axes = len(x) - 2
+    per_axis = {k: [int(v) for v in str(keys.get(k, "")).split(",") if v.strip()] or [dflt] * axes
+                for k, dflt in (("stride", 1), ("padding", 0), ("dilation", 1), ("output_padding", 0))}
+    positions = 1
+    for a in range(axes):
+        if keys["transposed"]:
+            positions = positions * (x[2 + a] * per_axis["stride"][a] + per_axis["dilation"][a] * w[2 + a]
+                                     + per_axis["output_padding"][a])
+        else:
+            positions = positions * (x[2 + a] + 2 * per_axis["padding"][a])
+    return f"max({cpu}, 4*({render(x[0] * cout)})*ceil(({render(positions)})/128) + 256)"

@@ -17,6 +17,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("KEVOLVE_BIN") or ROOT / "build" / "kevolve")
 HOME = Path(os.environ.get("KEVOLVE_HOME") or ROOT)
+# The backend the sweeps run on: cpu in CI; KEVOLVE_CLASS_BACKEND=cuda runs the
+# same generated problems through the cuda templates on a GPU node
+# (bench/cuda_classes.sh).
+BACKEND = os.environ.get("KEVOLVE_CLASS_BACKEND", "cpu")
 
 # eval::status (src/eval/status.h) as the store keeps it
 STATUS = ["ok", "compile_failed", "wrong_result", "runtime_failed", "timeout", "crashed", "suspicious", "skipped",
@@ -77,15 +81,15 @@ def import_all(sources, directory, prefix):
 
 
 def sweep_statuses(test, yamls, directory):
-    """{task id: [(status, reason) of each node]} of a builtin cpu sweep of
-    the operator files (2 evaluations per task); fails `test` where the run
-    fails."""
+    """{task id: [(status, reason) of each node]} of a builtin sweep on
+    BACKEND of the operator files (2 evaluations per task); fails `test`
+    where the run fails."""
     directory = Path(directory)
     cfg = directory / "sweep.yaml"
     cfg.write_text(f"""sweep:
   operators: [{", ".join(str(y) for y in yamls)}]
   variants: all
-  backends: [cpu]
+  backends: [{BACKEND}]
   synthesizer: builtin
 search:
   stop: {{max_evaluations: 2}}
@@ -93,6 +97,7 @@ evaluator:
   threads: 1
   budget: 0.02
   torch_compile: off
+{"  ncu: off" if BACKEND != "cpu" else ""}
 """)
     p = kevolve("run", cfg, "--store", directory / "s.h5")
     test.assertEqual(p.returncode, 0, describe(p))
