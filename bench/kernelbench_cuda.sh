@@ -11,6 +11,10 @@
 #   KEVOLVE_BIN_DIR=DIR bench/kernelbench_cuda.sh   (binaries from bench/cuda_carry.sh)
 #   env: KB=../shared/kernelbench EVALS=20 TASK_SECONDS=120 OUT=/tmp/kevolve-kb-cuda
 #        ONLY="level1/17 level2/9 ..." (only these problems)
+#        STEPS="import sweep table" (any of them; import needs no GPU, so a
+#          GPU call can take an ops folder imported elsewhere)
+#        RESUME=1: the sweep goes on from $OUT/sweep.h5 (a run stopped by
+#          SWEEP_SECONDS checkpoints there first)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KB=${KB:-$ROOT/../shared/kernelbench}
@@ -19,7 +23,8 @@ OUT=${OUT:-/tmp/kevolve-kb-cuda}
 BIN=${KEVOLVE_BIN_DIR:-$ROOT/build}
 export KEVOLVE_HOME=$ROOT KEVOLVE_CACHE_DIR=${KEVOLVE_CACHE_DIR:-$OUT/cache} KEVOLVE_WORKER=$BIN/kevolve-worker
 export KEVOLVE_BIN=$BIN/kevolve PYTHONUNBUFFERED=1
-rm -rf "$OUT/ops" && mkdir -p "$OUT/ops"
+STEPS=${STEPS:-import sweep table}
+step() { grep -qw "$1" <<<"$STEPS"; }
 # One problem: at its own sizes, else (inputs and outputs over the evaluator's
 # 4 GiB a shape) at the largest of --scale 0.5, 0.25, 0.125 that fits; with
 # --eval-mode where it holds a BatchNorm. Prints "file scale".
@@ -37,15 +42,20 @@ import_one() {
   echo "import failed: $f"; tail -2 "$OUT/import-$lvl-$num.err"
 }
 export -f import_one; export OUT BIN
+if step import; then
+rm -rf "$OUT/ops" && mkdir -p "$OUT/ops"
 for f in "$KB"/level1/*.py "$KB"/level2/*.py; do
   num=$(basename "$f" | cut -d_ -f1)
   if [ -n "${ONLY:-}" ] && ! grep -qw -- "$(basename "$(dirname "$f")")/$num" <<<"$ONLY"; then continue; fi
   echo "$f"
 done | xargs -P "${JOBS:-8}" -I{} bash -c 'import_one {}' | sort -V | tee "$OUT/scales.txt"
 echo "imported $(ls "$OUT"/ops/*.yaml | wc -l) operators"
+fi
+if step sweep; then
+ops=$(cd "$OUT" && ls ops/*.yaml | paste -sd, -)
 cat > "$OUT/sweep.yaml" <<YAML
 sweep:
-  operators: [$(ls "$OUT"/ops/*.yaml | paste -sd, -)]
+  operators: [$ops]
   variants: default
   backends: [cuda]
   synthesizer: builtin
@@ -55,8 +65,13 @@ search:
 evaluator:
   torch_baselines: on
 YAML
-rm -f "$OUT/sweep.h5"
 start=$SECONDS
-timeout -s INT "${SWEEP_SECONDS:-100000}" "$BIN/kevolve" run "$OUT/sweep.yaml" --store "$OUT/sweep.h5" 2>&1 | tail -5
-echo "sweep: $((SECONDS - start)) s"
-python3 "$ROOT/bench/kernelbench_table.py" "$OUT/sweep.h5" "$OUT/ops" | tee "$OUT/table.md"
+if [ "${RESUME:-0}" = 1 ] && [ -f "$OUT/sweep.h5" ]; then
+  store_args=(--resume "$OUT/sweep.h5")
+else
+  rm -f "$OUT/sweep.h5"; store_args=(--store "$OUT/sweep.h5")
+fi
+(cd "$OUT" && timeout -k 45 -s INT "${SWEEP_SECONDS:-100000}" "$BIN/kevolve" run sweep.yaml "${store_args[@]}" > sweep.log 2>&1)
+rc=$?; echo "sweep: $((SECONDS - start)) s, exit $rc"; tail -5 "$OUT/sweep.log"
+fi
+step table && python3 "$ROOT/bench/kernelbench_table.py" "$OUT/sweep.h5" "$OUT/ops" | tee "$OUT/table.md"
