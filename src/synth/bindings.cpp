@@ -182,6 +182,39 @@ expected<std::map<std::string, std::string>> bind_segment_reduce(const spec::ope
       {"SG_HAS_INITIAL", initial.empty() ? "false" : "true"}, {"SG_INITIAL", literal}};
 }
 
+// `axis_normalize`: stat (sum | mean | max | logsumexp | mean_var),
+// axis_first <= axis_last, x (default input 0), gamma and beta (optional
+// inputs), pre (over x; default x), post (over x, s, v, w, b).
+expected<std::map<std::string, std::string>> bind_axis_normalize(const spec::operator_spec& op) {
+  const std::string where = op.file.string() + ": axis_normalize template: ";
+  const std::string stat = key_or(op, "stat", "");
+  if (stat != "sum" && stat != "mean" && stat != "max" && stat != "logsumexp" && stat != "mean_var")
+    return make_error(errc::invalid_input,
+                      where + "'template.stat' must be sum, mean, max, logsumexp or mean_var, got '" + stat + "'");
+  if (op.outputs.size() != 1 || op.inputs.empty()) return make_error(errc::invalid_input, where + "needs 1 output and an input");
+  const std::string first = key_or(op, "axis_first", ""), last = key_or(op, "axis_last", "");
+  auto axis = [&](const std::string& v) {
+    return v.size() == 1 && std::isdigit(static_cast<unsigned char>(v[0])) ? v[0] - '0' : -1;
+  };
+  const int a0 = axis(first), a1 = axis(last), rank = static_cast<int>(op.outputs[0].shape.size());
+  if (a0 < 0 || a1 < a0 || a1 >= rank)
+    return make_error(errc::invalid_input, where + "'template.axis_first' and 'axis_last' must be axes 0 <= first <= last < " +
+                                               std::to_string(rank) + " (the output's rank), got '" + first + "', '" + last + "'");
+  auto x = input_named_by(op, where, "x", false), gamma = input_named_by(op, where, "gamma", false),
+       beta = input_named_by(op, where, "beta", false);
+  for (auto* k : {&x, &gamma, &beta})
+    if (!*k) return tl::unexpected(k->error());
+  const std::string pre = key_or(op, "pre", "x"), post = key_or(op, "post", "");
+  if (post.empty()) return make_error(errc::invalid_input, where + "'template.post' is missing (an expression over x, s, v, w, b)");
+  for (const auto& [key, e] : {std::pair<std::string, std::string>{"pre", pre}, {"post", post}})
+    if (e.find(';') != std::string::npos || e.find('{') != std::string::npos)
+      return make_error(errc::invalid_input, where + "'template." + key + "' must be one expression");
+  return std::map<std::string, std::string>{
+      {"NM_STAT", stat}, {"NM_AXIS_FIRST", first}, {"NM_AXIS_LAST", last},
+      {"NM_X", std::to_string(*x < 0 ? 0 : *x)}, {"NM_GAMMA", std::to_string(*gamma)}, {"NM_BETA", std::to_string(*beta)},
+      {"NM_PRE", pre}, {"NM_POST", post}};
+}
+
 }  // namespace
 
 expected<std::map<std::string, std::string>> bind(const std::string& binding, const spec::operator_spec& op) {
@@ -189,6 +222,7 @@ expected<std::map<std::string, std::string>> bind(const std::string& binding, co
   if (binding == "elementwise_rows") return bind_elementwise_rows(op);
   if (binding == "scan") return bind_scan(op);
   if (binding == "segment_reduce") return bind_segment_reduce(op);
+  if (binding == "axis_normalize") return bind_axis_normalize(op);
   if (binding == "matmul") return bind_matmul(op);
   if (binding == "conv") return bind_conv(op);
   if (binding == "group_norm") return bind_group_norm(op);

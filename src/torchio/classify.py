@@ -10,7 +10,8 @@ only `elementwise` (with `template.expr`, the chain as a scalar C
 expression, where every op of it has a translation below); pointwise ops
 and reductions/normalizations only `row_reduction` (`template.reduction:
 softmax` when the whole forward is a softmax over the last axis of a 2-D
-input); anything else `custom`.
+input; the keys of cpu/axis_normalize for a softmax along another axis or
+an L1/L2 normalization); anything else `custom`.
 """
 import torch
 
@@ -219,6 +220,52 @@ def _axis_reduction(calls, names, base):
     if dims != list(range(dims[0], dims[-1] + 1)):
         return None
     return {"reduction": names[0], "axis_first": dims[0], "axis_last": dims[-1]}
+
+
+def _normalize(calls, names, base, input_names):
+    """{stat, axis_first, axis_last, pre, post} (template cpu/axis_normalize)
+    where the forward is a softmax or log_softmax along one axis, or its one
+    input divided by its L1 or L2 norm over a run of adjacent axes
+    (x / x.norm(p, dim, keepdim=True), F.normalize); no module state; else
+    None."""
+    if len(base["inputs"]) != 1 or base["state"] or len(base["outputs_raw"]) != 1:
+        return None
+    shape, _ = base["inputs"][0]
+    if shape == "scalar" or len(shape) == 0:
+        return None
+    rank, x, out = len(shape), base["inputs_raw"][0], base["outputs_raw"][0]
+    if names in (["_softmax"], ["_log_softmax"]):
+        _, args, _, res = calls[0]
+        if args[0] is not x or res is not out or (len(args) > 2 and args[2]):
+            return None
+        d = int(args[1]) % rank
+        return {"stat": "logsumexp", "axis_first": d, "axis_last": d,
+                "post": "expf(x - s)" if names[0] == "_softmax" else "x - s"}
+    if names not in (["linalg_vector_norm", "div"], ["linalg_vector_norm", "clamp_min", "div"]):
+        return None
+    _, args, kwargs, norm = calls[0]
+    order, dims = _kw(args, kwargs, 1, "ord", 2), _kw(args, kwargs, 2, "dim", None)
+    if args[0] is not x or not _kw(args, kwargs, 3, "keepdim", False) or dims is None or kwargs.get("dtype") is not None:
+        return None
+    if float(order) not in (1.0, 2.0):
+        return None
+    dims = sorted({int(d) % rank for d in ([dims] if isinstance(dims, int) else dims)})
+    if not dims or dims != list(range(dims[0], dims[-1] + 1)):
+        return None
+    denominator = "sqrtf(s)" if float(order) == 2.0 else "s"
+    divisor = norm
+    if names[1] == "clamp_min":
+        _, cargs, _, clamped = calls[1]
+        if cargs[0] is not norm or isinstance(cargs[1], torch.Tensor):
+            return None
+        denominator, divisor = f"fmaxf({denominator}, {_f(cargs[1])})", clamped
+    _, dargs, _, res = calls[-1]
+    if dargs[0] is not x or res is not out or not isinstance(dargs[1], torch.Tensor):
+        return None
+    if dargs[1] is not divisor and getattr(dargs[1], "_base", None) is not divisor:
+        return None  # F.normalize divides by an expanded view of the clamped norm
+    return {"stat": "sum", "axis_first": dims[0], "axis_last": dims[-1],
+            "pre": "x * x" if float(order) == 2.0 else "fabsf(x)", "post": f"x / {denominator}"}
 
 
 def _names_by_id(base, input_names):
@@ -438,5 +485,6 @@ def classify(base, input_names):
                 and calls[0][1][1] in (-1, 1) and not base["state"]:
             return "row_reduction", {"reduction": "softmax"}
         return "row_reduction", (_axis_reduction(calls, names, base) or _group_norm(calls, names, base, input_names)
-                                 or _loss(calls, names, base, input_names) or {})
+                                 or _loss(calls, names, base, input_names)
+                                 or _normalize(calls, names, base, input_names) or {})
     return "custom", {}
