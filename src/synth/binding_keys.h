@@ -55,6 +55,15 @@ inline expected<int> input_named_by(const spec::operator_spec& op, const std::st
   return make_error(errc::invalid_input, where + "'template." + key + "': '" + it->second + "' is no input");
 }
 
+// The key's value (or fallback) where it is one C expression: no `;`, no `{`.
+inline expected<std::string> expression_key(const spec::operator_spec& op, const std::string& where,
+                                            const std::string& key, const std::string& fallback) {
+  std::string e = key_or(op, key, fallback);
+  if (e.find(';') != std::string::npos || e.find('{') != std::string::npos)
+    return make_error(errc::invalid_input, where + "'template." + key + "' must be one expression");
+  return e;
+}
+
 // "0" or "1" (default "0").
 inline expected<std::string> flag_key(const spec::operator_spec& op, const std::string& where, const std::string& key) {
   const std::string v = key_or(op, key, "0");

@@ -137,14 +137,13 @@ expected<std::map<std::string, std::string>> bind_scan(const spec::operator_spec
     if (t.name == "acc") return make_error(errc::invalid_input, where + "an input is named 'acc', the scan's name in 'template.post'");
   auto keys = expression_keys(op, where, key_or(op, "expr", op.inputs.empty() ? "" : op.inputs[0].name));
   if (!keys) return keys;
-  const std::string post = key_or(op, "post", "acc");
-  if (post.find(';') != std::string::npos || post.find('{') != std::string::npos)
-    return make_error(errc::invalid_input, where + "'template.post' must be one expression");
+  auto post = expression_key(op, where, "post", "acc");
+  if (!post) return tl::unexpected(post.error());
   (*keys)["SC_OP"] = kind;
   (*keys)["SC_AXIS"] = axis;
   (*keys)["SC_REVERSE"] = *reverse == "1" ? "true" : "false";
   (*keys)["SC_EXCLUSIVE"] = *exclusive == "1" ? "true" : "false";
-  (*keys)["SC_POST"] = post;
+  (*keys)["SC_POST"] = *post;
   return keys;
 }
 
@@ -204,15 +203,14 @@ expected<std::map<std::string, std::string>> bind_axis_normalize(const spec::ope
        beta = input_named_by(op, where, "beta", false);
   for (auto* k : {&x, &gamma, &beta})
     if (!*k) return tl::unexpected(k->error());
-  const std::string pre = key_or(op, "pre", "x"), post = key_or(op, "post", "");
-  if (post.empty()) return make_error(errc::invalid_input, where + "'template.post' is missing (an expression over x, s, v, w, b)");
-  for (const auto& [key, e] : {std::pair<std::string, std::string>{"pre", pre}, {"post", post}})
-    if (e.find(';') != std::string::npos || e.find('{') != std::string::npos)
-      return make_error(errc::invalid_input, where + "'template." + key + "' must be one expression");
+  auto pre = expression_key(op, where, "pre", "x"), post = expression_key(op, where, "post", "");
+  if (!pre) return tl::unexpected(pre.error());
+  if (!post) return tl::unexpected(post.error());
+  if (post->empty()) return make_error(errc::invalid_input, where + "'template.post' is missing (an expression over x, s, v, w, b)");
   return std::map<std::string, std::string>{
       {"NM_STAT", stat}, {"NM_AXIS_FIRST", first}, {"NM_AXIS_LAST", last},
       {"NM_X", std::to_string(*x < 0 ? 0 : *x)}, {"NM_GAMMA", std::to_string(*gamma)}, {"NM_BETA", std::to_string(*beta)},
-      {"NM_PRE", pre}, {"NM_POST", post}};
+      {"NM_PRE", *pre}, {"NM_POST", *post}};
 }
 
 }  // namespace

@@ -21,9 +21,9 @@ expected<epilogue_binding> bind_epilogue(const spec::operator_spec& op, const st
                                          const std::vector<int>& operands, const std::string& type,
                                          const std::string& load, const std::string& reads) {
   epilogue_binding e;
-  e.expr = key_or(op, "expr", "acc");
-  if (e.expr.find(';') != std::string::npos || e.expr.find('{') != std::string::npos)
-    return make_error(errc::invalid_input, where + "'template.expr' must be one expression");
+  auto expr = expression_key(op, where, "expr", "acc");
+  if (!expr) return tl::unexpected(expr.error());
+  e.expr = *expr;
   const auto used = identifiers(e.expr);
   std::ostringstream loads, inputs;
   for (size_t k = 0; k < op.inputs.size(); ++k) {

@@ -214,12 +214,17 @@ def _axis_reduction(calls, names, base):
     dims = args[1] if len(args) > 1 else kwargs.get("dim")
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         dims = list(range(rank))
-    if isinstance(dims, int):
-        dims = [dims]
-    dims = sorted({int(d) % rank for d in dims})
-    if dims != list(range(dims[0], dims[-1] + 1)):
+    dims = _adjacent_axes(dims, rank)
+    if dims is None:
         return None
     return {"reduction": names[0], "axis_first": dims[0], "axis_last": dims[-1]}
+
+
+def _adjacent_axes(dims, rank):
+    """The axes `dims` (an int or a list, negative ones counted from the
+    end) sorted, where they are a non-empty run of adjacent axes; else None."""
+    dims = sorted({int(d) % rank for d in ([dims] if isinstance(dims, int) else dims)})
+    return dims if dims and dims == list(range(dims[0], dims[-1] + 1)) else None
 
 
 def _normalize(calls, names, base, input_names):
@@ -249,8 +254,8 @@ def _normalize(calls, names, base, input_names):
         return None
     if float(order) not in (1.0, 2.0):
         return None
-    dims = sorted({int(d) % rank for d in ([dims] if isinstance(dims, int) else dims)})
-    if not dims or dims != list(range(dims[0], dims[-1] + 1)):
+    dims = _adjacent_axes(dims, rank)
+    if dims is None:
         return None
     denominator = "sqrtf(s)" if float(order) == 2.0 else "s"
     divisor = norm
