@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh -DKEVOLVE_BUILD_TESTS=ON
 cd build
 # No test asserts a timing; two at a time (as many as the CI machine's
-# cores), and the ones that spawn several ranks (mpi_sweeps, slurm_jobs)
-# claim both cores (PROCESSORS 2, tests/CMakeLists.txt). On the 2-core
+# cores). The ones that spawn several ranks (mpi_sweeps, slurm_jobs) and the
+# trust tests, whose hidden-work guards need a free core, claim both cores
+# (PROCESSORS 2, tests/CMakeLists.txt). On the 2-core
 # machine, 2026-12-07: 699 tests in 23 min 13 s.
 ctest --output-on-failure --timeout 900 -j"${KEVOLVE_TEST_JOBS:-2}"
