@@ -3,7 +3,9 @@
 // `sizeof_X`, which callers bind.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,14 @@ expected<double> evaluate_expression(const std::string& text, const symbol_table
 
 // Symbols the expression uses (after the sizeof rewrite), sorted, unique.
 expected<std::vector<std::string>> expression_symbols(const std::string& text);
+
+// The expression as a C expression of type double, with the same value as
+// evaluate_expression gives (numbers as doubles, `^` as pow, min/max as
+// fmin/fmax; floor, ceil, abs, sqrt), each symbol (sizeof(X) as sizeof_X)
+// replaced by what `symbol` returns for it, parenthesized; an unknown symbol
+// (symbol returns nullopt), function or token is an error. For kernels that
+// compute shapes at run time (<math.h>).
+expected<std::string> c_expression(const std::string& text,
+                                   const std::function<std::optional<std::string>(const std::string&)>& symbol);
 
 }  // namespace kevolve

@@ -477,6 +477,8 @@ expected<void> task_data::validate_baseline(const spec::operator_spec& op) {
     ref_cache_.erase({p, ps.content_seed[0]});  // recompute: region C must hold these inputs
     auto ref = reference(p, 0);
     if (!ref) return tl::unexpected(ref.error());
+    // PyTorch as the reference sets no worker up: the baseline's is set up here.
+    if (auto r = setup_reference_worker(p); !r) return tl::unexpected(r.error());
     auto out = ref_worker_->call(1, 0, options_->reference_timeout);  // inputs still in place
     if (!out.ok())
       return make_error(errc::invalid_input, "the baseline of operator '" + op.name + "' failed at holdout shape '" +

@@ -6,6 +6,7 @@
 
 #include "common/paths.h"
 #include "spec/operator_baselines.h"
+#include "spec/operator_parts.h"
 #include "spec/operator_torch.h"
 #include "spec/shape_points.h"
 #include "spec/yaml_reader.h"
@@ -20,11 +21,11 @@ const std::set<std::string> kTopKeys = {
     "inputs",   "outputs",    "params",         "generators",   "shapes",            "holdout_shapes",
     "bytes",    "bytes_floor", "flops",     "workspace_bytes", "tolerance",   "reference_max_flops", "max_speedup",
     "reference", "torch", "allowed_libraries", "template", "data_symbols", "default_variant",
-    "graph", "int_passes"};
+    "graph", "int_passes", "parts", "intermediates"};
 
 const std::set<std::string> kClasses = {"elementwise", "row_reduction", "gather_reduce", "matmul", "stencil",
                                         "scan",        "search",        "jagged",        "interaction", "conv",
-                                        "pooling",     "custom"};
+                                        "pooling",     "sequence",      "custom"};
 
 // dist -> required argument names
 const std::map<std::string, std::vector<std::string>> kDistributions = {
@@ -417,6 +418,11 @@ void loader::check_expressions() {
   };
   tensors(op_.inputs, "inputs");
   tensors(op_.outputs, "outputs");
+  tensors(op_.intermediates, "intermediates");
+  for (size_t i = 0; i < op_.parts.size(); ++i) {
+    const std::string k = "parts[" + std::to_string(i) + "].workspace_bytes";
+    if (lines_.count(k)) check_expr(op_.parts[i].workspace_bytes, k, lines_[k], known);
+  }
   for (size_t i = 0; i < op_.params.size(); ++i) {
     const std::string k = "params[" + std::to_string(i) + "].value";
     check_expr(op_.params[i].value, k, lines_[k], known);
@@ -504,6 +510,8 @@ expected<operator_spec> loader::run() {
   }
   read_tensors(root, "inputs", op_.inputs);
   read_tensors(root, "outputs", op_.outputs);
+  if (root["intermediates"].IsDefined() && op_.op_class == "sequence")
+    read_tensors(root, "intermediates", op_.intermediates);
   read_params(root);
   read_generators(root);
   read_shapes(root, "shapes", op_.shapes, true);
@@ -545,15 +553,8 @@ expected<operator_spec> loader::run() {
       }
   }
   YAML::Node tmpl = r_.child(root, "template", "template", false);
-  if (tmpl.IsDefined()) {
-    if (!tmpl.IsMap()) r_.fail(tmpl, "template", "must be a map, got " + yaml_reader::describe(tmpl));
-    else
-      for (const auto& kv : tmpl) {
-        YAML::Emitter e;
-        e << kv.second;
-        op_.template_params[kv.first.Scalar()] = kv.second.IsScalar() ? kv.second.Scalar() : std::string(e.c_str());
-      }
-  }
+  if (tmpl.IsDefined()) read_template_keys(r_, tmpl, "template", op_.template_params);
+  read_parts(r_, root, op_, lines_);
   if (r_.ok()) check_expressions();
   if (r_.ok()) check_resolution();
   if (!r_.ok()) {

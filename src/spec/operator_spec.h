@@ -66,6 +66,17 @@ struct data_symbol {
   std::string bound;    // expression over shape symbols
 };
 
+// One step of a `sequence` operator (the YAML's `parts`): a class kernel
+// that reads operator inputs or earlier parts' intermediates and writes
+// intermediates or operator outputs, by name (spec/operator_parts.h).
+struct operator_part {
+  std::string op_class;
+  std::map<std::string, std::string> template_params;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::string workspace_bytes = "0";  // the part's own scratch, over the shape symbols
+};
+
 struct operator_spec {
   std::filesystem::path file;
   std::string name;
@@ -126,6 +137,11 @@ struct operator_spec {
   // what a sweep names when no class template serves the operator.
   std::vector<std::string> graph_ops;
   std::string graph_main;
+  // Class `sequence`: the parts, run in order on one stream, and the
+  // tensors they pass between them (kept in the workspace, whose size the
+  // loader computes from these and the parts' own workspaces).
+  std::vector<operator_part> parts;
+  std::vector<tensor_spec> intermediates;
 
   const variant* find_variant(const std::string& name) const;
   const shape_point* find_shape(const std::string& name) const;  // timed or holdout
@@ -180,6 +196,12 @@ expected<problem_instance> resolve(const operator_spec& op, const variant& v, co
 // (input(i): the data of inputs[i]); p.bytes where the operator has none.
 expected<double> set_bytes(const operator_spec& op, const problem_instance& p,
                            const std::function<const void*(size_t)>& input);
+
+// Part i of a `sequence` operator as an operator of its own: the part's
+// class, template keys, workspace, inputs and outputs (operator tensors or
+// intermediates); the symbols, variants, params and shapes of `op`
+// (spec/operator_parts.cpp).
+operator_spec part_operator(const operator_spec& op, size_t i);
 
 // The dtype of a tensor under a variant.
 expected<dtype> tensor_dtype(const operator_spec& op, const variant& v, const tensor_spec& t);

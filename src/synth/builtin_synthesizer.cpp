@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "synth/bindings.h"
+#include "synth/sequence_compose.h"
 
 namespace kevolve::synth {
 
@@ -15,14 +16,15 @@ struct known_item {
   param_set params;
 };
 
-std::vector<known_item> recognize(const std::vector<context_item>& context, const template_library& lib,
+template <class Find>
+std::vector<known_item> recognize(const std::vector<context_item>& context, const Find& find,
                                   const std::vector<const template_info*>& serving) {
   std::vector<known_item> out;
   for (const auto& c : context) {
     known_item k;
     k.item = &c;
     if (auto h = parse_header(c.code)) {
-      const template_info* t = lib.find(h->name);
+      const template_info* t = find(h->name);
       if (t && std::find(serving.begin(), serving.end(), t) != serving.end()) {
         k.t = t;
         k.params = t->space.normalize(h->params);
@@ -55,9 +57,19 @@ expected<std::unique_ptr<builtin_synthesizer>> builtin_synthesizer::create(std::
       new builtin_synthesizer(std::move(*lib), std::move(*rules), std::move(priors)));
 }
 
+const template_info* builtin_synthesizer::find(const std::string& name) const {
+  if (const template_info* t = library_.find(name)) return t;
+  return sequences_.find(name);
+}
+
 std::vector<const template_info*> builtin_synthesizer::serving(const spec::operator_spec& op, const spec::variant* v,
                                                                const std::string& backend) const {
   std::vector<const template_info*> out;
+  if (op.op_class == "sequence") {
+    auto serve = [&](const spec::operator_spec& part) { return serving(part, v, backend); };
+    if (const template_info* t = sequences_.serving(op, backend, serve)) out.push_back(t);
+    return out;
+  }
   for (const template_info* t : library_.serving(op, v, backend))
     if (can_bind(t->binding, op)) out.push_back(t);
   return out;
@@ -66,6 +78,17 @@ std::vector<const template_info*> builtin_synthesizer::serving(const spec::opera
 std::string builtin_synthesizer::unserved(const spec::operator_spec& op, const spec::variant* v,
                                           const std::string& backend) const {
   if (!serving(op, v, backend).empty()) return "";
+  if (op.op_class == "sequence") {
+    if (!sequence_backend(backend))
+      return "no " + backend + " template serves operator " + op.name +
+             ": a sequence of class kernels runs on cpu, cuda and hip only";
+    for (size_t i = 0; i < op.parts.size(); ++i) {
+      const std::string why = unserved(spec::part_operator(op, i), v, backend);
+      if (!why.empty())
+        return "operator " + op.name + " is a sequence of " + std::to_string(op.parts.size()) + " class kernels; part " +
+               std::to_string(i) + " (class " + op.parts[i].op_class + ") is not served: " + why;
+    }
+  }
   if (v && !serving(op, nullptr, backend).empty())
     return "no " + backend + " template serves operator " + op.name + " in variant " + v->name +
            " (the templates of its class serve other dtypes)";
@@ -98,7 +121,7 @@ synthesis_result builtin_synthesizer::render_with(const template_info& t, const 
                                                   const param_set& params, const std::string& summary) const {
   synthesis_result res;
   const param_set p = t.space.normalize(params);
-  auto code = render(t, op, p);
+  auto code = sequences_.is_composite(&t) ? sequences_.render(t, op, p) : render(t, op, p);
   if (!code) {
     res.error = code.error().message;
     return res;
@@ -150,7 +173,7 @@ synthesis_result builtin_synthesizer::write(const synthesis_request& req) {
     return res;
   }
   rng r(req.seed ^ 0x6b65766f6c7665ull);
-  const auto known = recognize(req.context, library_, ts);
+  const auto known = recognize(req.context, [this](const std::string& n) { return find(n); }, ts);
   if (req.mode == search::memory_mode::reset || known.empty() || !known.front().t)
     return fresh(req, ts, r);
 

@@ -3,6 +3,8 @@
 // (knowledge/templates/rules.json). It serves any operator whose YAML names a
 // class a template supports (elementwise with `expr`, row_reduction with
 // `reduction`, gather_reduce with `reduce`, ...), with no code change.
+// A `sequence` operator (spec/operator_parts.h) is served by a composite of
+// its parts' best templates (synth/sequence_templates.h).
 // Skills (knowledge/skills/*.md, `kevolve kb promote`) are priors: the first
 // children of the root take the matching skills' templates and parameters,
 // and later fresh samples start around them with probability
@@ -17,6 +19,7 @@
 #include "common/error.h"
 #include "synth/mutation.h"
 #include "synth/rules.h"
+#include "synth/sequence_templates.h"
 #include "synth/skill_priors.h"
 #include "synth/synthesizer.h"
 #include "synth/template_library.h"
@@ -61,10 +64,13 @@ class builtin_synthesizer : public synthesizer {
   builtin_synthesizer(template_library lib, rule_set rules, skill_priors skills)
       : library_(std::move(lib)), rules_(std::move(rules)), skills_(std::move(skills)) {}
   synthesis_result fresh(const synthesis_request& req, const std::vector<const template_info*>& ts, rng& r) const;
+  // A template of the library or a composite, by name.
+  const template_info* find(const std::string& name) const;
 
   template_library library_;
   rule_set rules_;
   skill_priors skills_;
+  mutable sequence_templates sequences_;  // made on first use, per chain of part templates
 };
 
 }  // namespace kevolve::synth

@@ -1,7 +1,8 @@
 """The template keys of a `conv` forward: one convolution (1 to 3 spatial
 axes, transposed or not, any stride, padding, dilation and groups) of an
 input by a weight, then a chain of pointwise ops over its result, inputs of
-one value per output channel ([C, 1, ..], its own bias) and constants, then
+one value per output channel ([C, 1, ..], its own bias) and constants, batch
+norms with running statistics (eval mode), then
 at most one row op: the mean over every spatial axis (mean, global average
 pooling) or a group norm. The cpu/conv template
 (knowledge/templates/cpu/conv.json) serves what this describes:
@@ -20,7 +21,7 @@ and `workspace_bytes` for the template's packed weights and thread buffers.
 import torch
 
 from classify import UNTAGGED_POINTWISE, _names_by_id, _translate
-from classify_matmul import _affine, finish_keys
+from classify_matmul import BATCH_NORM, _affine, batch_norm_expression, finish_keys
 
 IGNORED = {"empty", "empty_like"}
 GLOBAL_POOL = {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "_adaptive_avg_pool2d",
@@ -76,13 +77,19 @@ def conv_keys(base, input_names):
             continue
         if row_done:
             return {}
-        for i, t in enumerate(args):  # a group norm's weight and bias are [C]
+        for i, t in enumerate(args):  # a group norm's weight and bias are [C], a batch norm's statistics too
             if isinstance(t, torch.Tensor) and id(t) not in known and id(t) in name_of and (
-                    _per_channel(t, channels, rank) or (name == "native_group_norm" and i in (1, 2)
-                                                        and tuple(t.shape) == (channels,))):
+                    _per_channel(t, channels, rank) or (tuple(t.shape) == (channels,) and (
+                        (name == "native_group_norm" and i in (1, 2)) or (name in BATCH_NORM and 1 <= i <= 4)))):
                 known[id(t)] = name_of[id(t)]
         if any(id(t) not in known for t in ts):
             return {}
+        if name in BATCH_NORM:  # with running statistics: pointwise per channel
+            e = batch_norm_expression(name, args, known) if args[0].numel() == out_numel else None
+            if e is None:
+                return {}
+            known[id(out[0] if isinstance(out, (tuple, list)) else out)] = e
+            continue
         x = args[0]
         if isinstance(x, torch.Tensor) and x.numel() == out_numel and x.dim() == rank:
             row = _row_op(name, args, kwargs, x, known, rank)

@@ -169,21 +169,32 @@ def _row_op(name, args, kwargs, x, known):
         out = {"row": "group_norm", "groups": int(group), "eps": float(eps)}
         out.update({k: v for k, v in zip(("gamma", "beta"), ab) if v})
         return out
-    # batch norm: (input, weight, bias, running_mean, running_var, [training,] momentum, eps); the
-    # importer takes batch norm in eval mode only (--eval-mode), where it is pointwise per column
-    if name == "_native_batch_norm_legit" or (name != "_native_batch_norm_legit_no_training" and bool(args[5])):
+    e = batch_norm_expression(name, args, known) if rank == 2 else None
+    return {"expr": e} if e else None
+
+
+BATCH_NORM = {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training"}
+
+
+def batch_norm_expression(name, args, known):
+    """A batch norm with running statistics (eval mode) as the C expression
+    of its input's text in `known`, per column or channel; None in training
+    mode or where its statistics are not inputs. Args: (input, weight, bias,
+    running_mean, running_var, [training,] momentum, eps)."""
+    if name not in BATCH_NORM or name == "_native_batch_norm_legit" or (
+            name != "_native_batch_norm_legit_no_training" and bool(args[5])):
         return None
     eps = float(args[-1])
     ab = _affine(args, known)
-    if rank != 2 or ab is None:
+    if ab is None or id(args[0]) not in known:
         return None
     gamma, beta = ab
     mean, var = (known.get(id(v)) for v in args[3:5])
     if not (mean and var and mean.isidentifier() and var.isidentifier()):
         return None
-    e = f"((({known[id(x)]}) - {mean}) / sqrtf({var} + {_f(eps)}))"
+    e = f"((({known[id(args[0])]}) - {mean}) / sqrtf({var} + {_f(eps)}))"
     e = f"({e} * {gamma})" if gamma else e
-    return {"expr": f"({e} + {beta})" if beta else e}
+    return f"({e} + {beta})" if beta else e
 
 
 def workspace_bytes(keys, shapes, render):

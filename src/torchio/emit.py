@@ -66,6 +66,13 @@ def operator_yaml(op):
     out.append(f"torch: {flow(op['torch'])}")
     if op["template"]:
         out.append(f"template: {flow(op['template'])}")
+    if op.get("parts"):
+        out.append("# no one class template covers the forward: these parts, run in order, do; the")
+        out.append("# intermediates pass between them in the workspace (src/torchio/classify_sequence.py)")
+        out.append("intermediates:")
+        out += [f"  - {flow(t)}" for t in op["intermediates"]]
+        out.append("parts:")
+        out += [f"  - {flow(p)}" for p in op["parts"]]
     if op.get("graph", {}).get("ops"):
         out.append("# the traced forward's aten ops, and the one that gave it its class")
         out.append(f"graph: {flow(op['graph'])}")

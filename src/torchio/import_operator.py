@@ -11,6 +11,7 @@ YAML like `kevolve ops validate`.
 """
 import argparse
 import inspect
+import itertools
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ import torch_entry  # noqa: E402
 from classify import classify, graph  # noqa: E402
 import classify_conv  # noqa: E402
 import classify_matmul  # noqa: E402
+import classify_sequence  # noqa: E402
 from emit import operator_yaml  # noqa: E402
 from fit import FitError, evaluate, fit_polynomial, render, sym  # noqa: E402
 from generators import for_state, from_sample  # noqa: E402
@@ -251,8 +253,29 @@ def build_operator(path, name, scale, eval_mode):
                       "by `offsets` (a 1-D int64 input) along axis 0 (segment lengths, `indices` and other axes "
                       "are not drawn)")
     workspace = None
+    shapes_by_name = {n: s for n, (s, _) in zip(in_names + st_names, tensors)}
     if op_class in WORKSPACE and template:
-        workspace = WORKSPACE[op_class](template, {n: s for n, (s, _) in zip(in_names + st_names, tensors)}, render)
+        workspace = WORKSPACE[op_class](template, shapes_by_name, render)
+    out_names = output_names(len(out_shapes), in_names + st_names)
+    parts, intermediates = None, []
+    if not template and op_class != "jagged":  # no one class template: a chain of them?
+        names_taken = set(taken) | set(in_names + st_names + out_names)
+        count = itertools.count()
+        parts = classify_sequence.split(base, in_names, st_names, out_names,
+                                        lambda: unique(f"t{next(count)}", names_taken), classify)
+        if parts:
+            for part in parts:
+                if part["made"] is not None:
+                    shape = model.call_output(part["made"])
+                    shapes_by_name[part["outputs"][0]] = shape
+                    intermediates.append({"name": part["outputs"][0],
+                                          "dtype": tsym(dtype_name(part["tensor"].dtype, "an intermediate")),
+                                          "shape": [dim_text(d) for d in shape]})
+                if part["class"] in WORKSPACE:
+                    part["workspace_bytes"] = WORKSPACE[part["class"]](part["template"], shapes_by_name, render)
+            parts = [{k: v for k, v in p.items() if k not in ("made", "tensor")} for p in parts]
+            op_class, template = "sequence", {}
+            op_class, template = "sequence", {}
     doc = inspect.getdoc(ns["Model"]) or ""
     first = doc.strip().split("\n\n")[0].replace("\n", " ") if doc.strip() else f"The forward of {os.path.basename(path)}."
     description = (f"{first} KernelBench-style problem {os.path.basename(path)}, imported as written: Model(*init) "
@@ -265,7 +288,7 @@ def build_operator(path, name, scale, eval_mode):
         "inputs": [{"name": n, "dtype": k, "shape": [dim_text(d) for d in s]}
                    for n, (s, k) in zip(in_names + st_names, tensors)],
         "outputs": [{"name": n, "dtype": tsym(k), "shape": [dim_text(d) for d in s]}
-                    for n, s, k in zip(output_names(len(out_shapes), in_names + st_names), out_shapes, out_kinds)],
+                    for n, s, k in zip(out_names, out_shapes, out_kinds)],
         "params": params,
         "generators": generators,
         "shapes": [{"name": n, **p} for n, p in timed], "shapes_note": "timed: " + shapes_note,
@@ -278,6 +301,7 @@ def build_operator(path, name, scale, eval_mode):
                       f"runs at multiples of the file's sizes"),
         "tolerance": {k: TOLERANCE[k] for k in dict.fromkeys(out_kinds) if k in TOLERANCE},
         "torch": entry, "template": template, "graph": graph(base), "workspace_bytes": workspace,
+        "parts": parts, "intermediates": intermediates,
     }
 
 

@@ -7,6 +7,8 @@ the meta device: the base point (the file's own sizes), each symbol at 2x,
 Tensor dimensions and constructor arguments are fitted to expressions over
 the symbols from these samples (fit.fit_dim) and checked at every one.
 """
+import torch
+
 from fit import FitError, evaluate, fit_dim
 from probe import probe
 
@@ -81,6 +83,25 @@ class ShapeModel:
             self.init = self._fit_init(names)
         except FitError as e:
             raise ShapeError(f"a size does not follow the size globals {names}: {e}")
+
+    def call_output(self, made):
+        """The fitted shape of the tensor a traced call returns (made: its
+        call index and position among the call's tensors), e.g. a sequence's
+        intermediate."""
+        index, position = made
+        name = self.base["calls"][index][0]._overloadpacket.__name__
+
+        def shape_of(p):
+            func, _, _, out = p["calls"][index]
+            if func._overloadpacket.__name__ != name:
+                raise ShapeError(f"the traced call {index} is aten::{name} at the file's sizes and "
+                                 f"aten::{func._overloadpacket.__name__} at others")
+            return tuple((out if isinstance(out, torch.Tensor) else [t for t in out
+                                                                     if isinstance(t, torch.Tensor)][position]).shape)
+        try:
+            return self._fit_shape(shape_of, list(self.symbols))
+        except FitError as e:
+            raise ShapeError(f"a size of the output of aten::{name} does not follow the size globals: {e}")
 
     def _fit_shape(self, shape_of, names):
         rank = len(shape_of(self.base))

@@ -193,6 +193,17 @@ class KernelBench(unittest.TestCase):
         self.assertIn(mains["54_conv_standard_3D__square_input__square_kernel"], ("aten::convolution", "aten::conv3d"))
         self.assertIn(mains["44_Average_Pooling_1D"], ("aten::avg_pool1d", "aten::avg_pool2d"))  # 1-D pools run as 2-D
 
+    def test_a_chain_no_one_template_covers_is_a_sequence_of_parts(self):
+        """Level-2 72 (transposed conv3d, batch norm with running statistics,
+        two average pools): the convolution with the batch norm fused, then
+        each pool, the intermediates between them in the workspace."""
+        f, _, op = next((f, y, o) for f, y, o in self.imported() if Path(f).stem.startswith("72_"))
+        self.assertEqual(op["class"], "sequence", op.get("graph"))
+        self.assertEqual([p["class"] for p in op["parts"]], ["conv", "pooling", "pooling"])
+        self.assertIn("batch_norm_running_var", op["parts"][0]["template"]["expr"])
+        self.assertEqual([t["name"] for t in op["intermediates"]], ["t0", "t1"])
+        self.assertEqual(op["parts"][-1]["outputs"], [op["outputs"][0]["name"]])
+
     def test_a_sweep_says_once_what_no_template_serves(self):
         """A builtin sweep of an imported operator no class template serves ends its task
         when it starts, its stop reason naming the op of the graph no class covers: no

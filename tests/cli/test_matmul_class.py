@@ -18,6 +18,8 @@ import sys
 import unittest
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from class_sweeps import ImportedClassTest  # noqa: E402
 
@@ -95,10 +97,16 @@ class MatmulClass(ImportedClassTest):
                 self.assertIn(t.get("b"), [i["name"] for i in op["inputs"]], t)
                 self.assertIn("workspace_bytes", op)
 
-    def test_a_chain_it_does_not_cover_keeps_no_keys(self):
-        op = self.operator("linear_cumsum")
+    def test_a_chain_it_does_not_cover_becomes_a_sequence_of_parts(self):
+        """No matmul keys of its own: the matmul is the first part of a `sequence`
+        (tests/cli/test_sequence_class.py sweeps such chains)."""
+        p = self.imports["linear_cumsum"]
+        self.assertEqual(p.returncode, 0, p.stderr)
+        op = yaml.safe_load((self.out / f"{self.PREFIX}linear_cumsum.yaml").read_text())
+        self.assertEqual(op["class"], "sequence", op.get("graph"))
         self.assertNotIn("a", op.get("template") or {})
-        self.assertNotIn("workspace_bytes", op)
+        self.assertEqual(op["parts"][0]["class"], "matmul")
+        self.assertIn("a", op["parts"][0]["template"])
 
     def test_the_builtin_sweep_serves_each_with_correct_kernels(self):
         self.expect_served(list(CASES))

@@ -123,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(Starter, CudaTemplates,
                          ::testing::Values("softmax", "layernorm", "rmsnorm", "bias_gelu", "ts_silu", "swiglu",
                                            "embedding_bag_sum", "gemm_bias_relu", "conv1d", "bucketize",
                                            "feature_hash", "jagged_to_padded_dense", "sequence_truncate",
-                                           "dot_interaction"),
+                                           "dot_interaction", "ts_sequence_tanh_softmax"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // The 16-bit points of issue 21 (bench/cuda_16bit.sh, bench/README.md): the
@@ -216,7 +216,8 @@ TEST_P(CudaTemplatesOnGpu, DefaultsPassTheEvaluatorInEveryVariant) {
 INSTANTIATE_TEST_SUITE_P(Starter, CudaTemplatesOnGpu,
                          ::testing::Values("softmax", "layernorm", "rmsnorm", "bias_gelu", "embedding_bag_sum",
                                            "gemm_bias_relu", "conv1d", "bucketize", "feature_hash",
-                                           "jagged_to_padded_dense", "sequence_truncate", "dot_interaction"),
+                                           "jagged_to_padded_dense", "sequence_truncate", "dot_interaction",
+                                           "ts_sequence_tanh_softmax"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace

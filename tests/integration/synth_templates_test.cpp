@@ -89,8 +89,8 @@ INSTANTIATE_TEST_SUITE_P(Starter, SynthTemplates,
                          ::testing::Values("ts_softmax", "ts_layernorm", "ts_rmsnorm", "ts_bias_gelu", "ts_silu",
                                            "ts_embedding_bag_sum", "ts_gemm_bias_relu", "ts_conv1d", "ts_bucketize",
                                            "ts_feature_hash", "ts_jagged_to_padded_dense", "ts_sequence_truncate",
-                                           "ts_dot_interaction"),
-                         [](const auto& info) { return info.param; });
+                                           "ts_dot_interaction", "ts_sequence_tanh_softmax"),
+                         [](const auto& param_info) { return param_info.param; });
 
 }  // namespace
 }  // namespace kevolve::testing

@@ -5,6 +5,14 @@
 
 #include "common/expr.h"
 
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "common/fs.h"
+#include "common/subprocess.h"
+
 namespace kevolve {
 namespace {
 
@@ -97,6 +105,61 @@ TEST(expression_symbols, syntax_error_is_an_error) {
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, errc::invalid_input);
   EXPECT_NE(s.error().message.find("B * (N"), std::string::npos) << s.error().message;
+}
+
+// A sequence kernel computes its intermediates' shapes from these C forms at
+// run time: compiled and run, each must give what the YAML's evaluator gives.
+TEST(c_expression, compiled_gives_the_values_evaluate_expression_gives) {
+  const symbol_table s = {{"B", 37}, {"N", 1003}, {"depth", 13}, {"sizeof_T", 2}};
+  const std::vector<std::string> cases = {
+      "2*depth - 1",          "floor(depth/2 - 1/2)", "ceil(N/128)*128",  "(B + 1) * 2 ^ 3 - N / 4",
+      "-B + 3",               "max(B, N) - min(B, 7)", "N*sizeof(T)",      "floor((depth + 2*1 - 3)/2 + 1)",
+      "2^-1 * B",             "abs(3 - B) + sqrt(16)", "1e3 / 8 + .5",     "B - -2"};
+  auto symbol = [&](const std::string& n) -> std::optional<std::string> {
+    if (!s.count(n)) return std::nullopt;
+    return "v_" + n;
+  };
+  std::ostringstream src;
+  src << "#include <math.h>\n#include <stdio.h>\nint main(void) {\n";
+  for (const auto& [n, v] : s) src << "  const double v_" << n << " = " << v << ";\n";
+  for (const auto& c : cases) {
+    auto text = c_expression(c, symbol);
+    ASSERT_TRUE(text.has_value()) << c << ": " << text.error().message;
+    src << "  printf(\"%.17g\\n\", (double)(" << *text << "));\n";
+  }
+  src << "  return 0;\n}\n";
+  auto dir = temp_dir::create("kevolve-cexpr-");
+  ASSERT_TRUE(dir.has_value()) << dir.error().message;
+  const auto file = dir->path() / "e.c", exe = dir->path() / "e";
+  std::ofstream(file) << src.str();
+  auto cc = run_subprocess({"cc", "-std=c99", "-O0", file.string(), "-o", exe.string(), "-lm"});
+  ASSERT_TRUE(cc.has_value() && cc->ok()) << (cc ? cc->output : cc.error().message) << "\n" << src.str();
+  auto run = run_subprocess({exe.string()});
+  ASSERT_TRUE(run.has_value() && run->ok()) << (run ? run->output : run.error().message);
+  std::istringstream got(run->output);
+  for (const auto& c : cases) {
+    double v = NAN;
+    ASSERT_TRUE(got >> v) << c;
+    auto want = evaluate_expression(c, s);
+    ASSERT_TRUE(want.has_value()) << c << ": " << want.error().message;
+    EXPECT_DOUBLE_EQ(v, *want) << c << " as C: " << *c_expression(c, symbol);
+  }
+}
+
+TEST(c_expression, unknown_symbols_and_functions_are_errors_naming_them) {
+  auto none = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto sym = c_expression("2*depth", none);
+  ASSERT_FALSE(sym.has_value());
+  EXPECT_NE(sym.error().message.find("unknown symbol 'depth'"), std::string::npos) << sym.error().message;
+  auto fn = c_expression("sin(1)", none);
+  ASSERT_FALSE(fn.has_value());
+  EXPECT_NE(fn.error().message.find("function 'sin'"), std::string::npos) << fn.error().message;
+  auto bad = c_expression("(1 + 2", none);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("misses a ')'"), std::string::npos) << bad.error().message;
+  auto sz = c_expression("sizeof(T)", none);
+  ASSERT_FALSE(sz.has_value());
+  EXPECT_NE(sz.error().message.find("sizeof(T)"), std::string::npos) << sz.error().message;
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ const std::vector<std::string>& bad_operator_names() {
       "torch_not_a_string",     "torch_empty",                 "data_symbol_of_a_float_input",
       "baseline_library_not_linkable", "baselines_unknown_backend", "baseline_given_twice",
       "allowed_library_unknown", "baselines_without_cpu",  "graph_main_not_an_op",
-      "int_passes_negative",
+      "int_passes_negative",    "sequence_part_reads_unknown", "sequence_intermediate_unread",
+      "sequence_with_workspace",
   };
   return names;
 }
