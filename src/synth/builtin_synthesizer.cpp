@@ -81,7 +81,7 @@ std::string builtin_synthesizer::unserved(const spec::operator_spec& op, const s
   if (op.op_class == "sequence") {
     if (!sequence_backend(backend))
       return "no " + backend + " template serves operator " + op.name +
-             ": a sequence of class kernels runs on cpu, cuda and hip only";
+             ": a sequence of class kernels runs on backends of tensors in memory, not emulated ones";
     for (size_t i = 0; i < op.parts.size(); ++i) {
       const std::string why = unserved(spec::part_operator(op, i), v, backend);
       if (!why.empty())

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/expr.h"
+#include "eval/backends/registry.h"
 #include "spec/dtype.h"
 
 namespace kevolve::synth {
@@ -20,11 +21,24 @@ struct signature {
   std::string args;    // after `&p`
 };
 
+// The parts' entry point as the backend's ABI declares it
+// (eval/backends/registry.h): `const kv_args* a` and, on devices, one
+// handle (the stream) passed on to every part. None for an emulated backend,
+// whose kernels take a device of DMA queues rather than tensors in memory.
 std::optional<signature> signature_for(const std::string& backend) {
-  if (backend == "cpu") return signature{"", ""};
-  if (backend == "cuda") return signature{", cudaStream_t stream", ", stream"};
-  if (backend == "hip") return signature{", hipStream_t stream", ", stream"};
-  return std::nullopt;
+  const eval::backend_descriptor* d = eval::find_backend(backend);
+  if (!d || d->traits.emulated) return std::nullopt;
+  const std::string& abi = d->abi_signature;
+  const std::string first = "const kv_args* a";
+  const size_t b = abi.find(first), e = abi.rfind(')');
+  if (b == std::string::npos || e == std::string::npos || e < b + first.size()) return std::nullopt;
+  signature s;
+  s.params = abi.substr(b + first.size(), e - b - first.size());
+  if (s.params.empty()) return s;
+  if (s.params.find(',', 1) != std::string::npos) return std::nullopt;  // one handle at most
+  const size_t name = s.params.find_last_of(" *");
+  s.args = ", " + s.params.substr(name + 1);
+  return s;
 }
 
 // Where a tensor of the operator is in kv_args: "a->inputs[i]" or "a->outputs[i]".
@@ -93,8 +107,8 @@ expected<std::string> compose_sequence(const spec::operator_spec& op, const std:
                                        const std::vector<std::string>& parts) {
   const auto sig = signature_for(backend);
   if (!sig)
-    return make_error(errc::invalid_input, "operator " + op.name + " is a sequence of class kernels, which runs on cpu, "
-                                         "cuda and hip; got backend " + backend);
+    return make_error(errc::invalid_input, "operator " + op.name + " is a sequence of class kernels, which runs on a "
+                                         "backend of tensors in memory, not an emulated one; got backend " + backend);
   if (parts.size() != op.parts.size())
     return make_error(errc::invalid_input, "operator " + op.name + " has " + std::to_string(op.parts.size()) +
                                                " parts, got " + std::to_string(parts.size()) + " kernels");
