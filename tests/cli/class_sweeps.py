@@ -144,12 +144,15 @@ class ImportedClassTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def operator(self, name):
+    def operator(self, name, op_class=None):
+        """The imported YAML of `name`, checked to be of `op_class` (default
+        CLASS; "" checks none)."""
         p = self.imports[name]
         self.assertEqual(p.returncode, 0, describe(p))
         op = yaml.safe_load((self.out / f"{self.PREFIX}{name}.yaml").read_text())
-        if self.CLASS:
-            self.assertEqual(op["class"], self.CLASS, op.get("graph"))
+        want = self.CLASS if op_class is None else op_class
+        if want:
+            self.assertEqual(op["class"], want, op.get("graph"))
         return op
 
     def expect_keys(self, expected):

@@ -18,8 +18,6 @@ import sys
 import unittest
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from class_sweeps import ImportedClassTest  # noqa: E402
 
@@ -100,10 +98,7 @@ class MatmulClass(ImportedClassTest):
     def test_a_chain_it_does_not_cover_becomes_a_sequence_of_parts(self):
         """No matmul keys of its own: the matmul is the first part of a `sequence`
         (tests/cli/test_sequence_class.py sweeps such chains)."""
-        p = self.imports["linear_cumsum"]
-        self.assertEqual(p.returncode, 0, p.stderr)
-        op = yaml.safe_load((self.out / f"{self.PREFIX}linear_cumsum.yaml").read_text())
-        self.assertEqual(op["class"], "sequence", op.get("graph"))
+        op = self.operator("linear_cumsum", "sequence")
         self.assertNotIn("a", op.get("template") or {})
         self.assertEqual(op["parts"][0]["class"], "matmul")
         self.assertIn("a", op["parts"][0]["template"])
