@@ -102,16 +102,19 @@ void print_validation_error(const error& e) {
   }
 }
 
-// `ops import`: src/torchio/import_operator.py writes the operator into a
-// staging folder inside DIR, where it is validated like `ops validate`;
-// only then are <name>.yaml and <name>.py renamed into DIR. On any error
-// DIR is left as it was (a DIR this command created is removed).
+// `ops import`: src/torchio/import_operator.py writes each operator into a
+// staging folder inside DIR (all files in one Python process: PyTorch loads
+// once), where it is validated like `ops validate`; only then are
+// <name>.yaml and <name>.py renamed into DIR. A refused file leaves DIR as
+// it was for that file and does not stop the others; a DIR this command
+// created and nothing went into is removed.
 int import_operator(const cli::ops_command& cmd) {
   const fs::path out_dir = fs::absolute(cmd.out).lexically_normal();
   std::error_code ec;
   const bool created = !fs::exists(out_dir, ec) && fs::create_directories(out_dir, ec);
   if (ec) return report_error({errc::invalid_input, out_dir.string() + ": cannot create the output directory: " + ec.message()});
   int rc = exit_ok;
+  size_t imported = 0;
   {
     auto stage = temp_dir::create(".kevolve-import-", out_dir);
     if (!stage) {
@@ -120,56 +123,74 @@ int import_operator(const cli::ops_command& cmd) {
     }
     const fs::path staged = stage->path() / "op";
     std::vector<std::string> argv = {python_executable().string(),
-                                     (data_root() / "src" / "torchio" / "import_operator.py").string(),
-                                     cmd.files.front(), "--out", staged.string()};
+                                     (data_root() / "src" / "torchio" / "import_operator.py").string()};
+    argv.insert(argv.end(), cmd.files.begin(), cmd.files.end());
+    argv.insert(argv.end(), {"--out", staged.string()});
     if (!cmd.name.empty()) argv.insert(argv.end(), {"--name", cmd.name});
     if (cmd.scale > 0) argv.insert(argv.end(), {"--scale", fmt::format("{}", cmd.scale)});
     if (cmd.eval_mode) argv.push_back("--eval-mode");
-    auto r = run_subprocess(argv, timeout_options(std::chrono::minutes(10)));
-    fs::path yaml;
+    // The script prints `imported<TAB>FILE<TAB>YAML` per file it wrote into
+    // the stage; every other line (its refusals) goes to stderr as it comes.
+    std::vector<std::pair<std::string, fs::path>> written;
+    std::string partial;
+    auto line = [&](const std::string& l) {
+      const size_t t1 = l.find('\t'), t2 = t1 == std::string::npos ? t1 : l.find('\t', t1 + 1);
+      if (l.rfind("imported\t", 0) == 0 && t2 != std::string::npos) {
+        const fs::path yaml = l.substr(t2 + 1);
+        if (yaml.parent_path() == staged && yaml.extension() == ".yaml") {
+          written.emplace_back(l.substr(t1 + 1, t2 - t1 - 1), yaml);
+          return;
+        }
+      }
+      std::fprintf(stderr, "%s\n", l.c_str());
+    };
+    subprocess_options options = timeout_options(std::chrono::minutes(10) * static_cast<int>(cmd.files.size()));
+    options.on_output = [&](std::string_view piece) {
+      partial.append(piece);
+      for (size_t nl; (nl = partial.find('\n')) != std::string::npos; partial.erase(0, nl + 1)) line(partial.substr(0, nl));
+    };
+    auto r = run_subprocess(argv, options);
+    if (!partial.empty()) line(partial);
     if (!r) {
       rc = report_error(r.error());
-    } else {
-      // The script's stdout is the YAML's path; everything else is its stderr.
-      for (size_t start = 0; start < r->output.size();) {
-        size_t end = r->output.find('\n', start);
-        if (end == std::string::npos) end = r->output.size();
-        const std::string line = r->output.substr(start, end - start);
-        if (r->ok() && fs::path(line).parent_path() == staged && fs::path(line).extension() == ".yaml") yaml = line;
-        else std::fprintf(stderr, "%s\n", line.c_str());
-        start = end + 1;
-      }
-      if (!r->ok() && !r->timed_out && r->signal == 0 && r->exit_code == exit_bad_input) rc = exit_bad_input;
-      else if (!r->ok())
-        rc = report_error({errc::internal, "ops import: " + argv[1] + " failed (" +
-                                               (r->timed_out ? std::string("timed out")
-                                                             : "exit " + std::to_string(r->exit_code)) + ")"});
-      else if (yaml.empty())
-        rc = report_error({errc::internal, "ops import: " + argv[1] + " wrote no operator YAML"});
+    } else if (!r->ok() && !(!r->timed_out && r->signal == 0 && r->exit_code == exit_bad_input)) {
+      rc = report_error({errc::internal, "ops import: " + argv[1] + " failed (" +
+                                             (r->timed_out ? std::string("timed out")
+                                                           : r->signal ? "signal " + std::to_string(r->signal)
+                                                                       : "exit " + std::to_string(r->exit_code)) +
+                                             "); the files it imported before are kept"});
+    } else if (!r->ok()) {
+      rc = exit_bad_input;
     }
-    if (rc == exit_ok) {
+    for (const auto& [file, yaml] : written) {
       auto op = validate(yaml.string(), true);
       if (!op) {
-        std::fprintf(stderr, "error: %s: the imported operator does not validate:\n", cmd.files.front().c_str());
+        std::fprintf(stderr, "error: %s: the imported operator does not validate:\n", file.c_str());
         print_validation_error(op.error());
-        rc = exit_bad_input;
-      } else {
-        for (const char* ext : {".py", ".yaml"}) {
-          fs::rename(staged / (op->name + ext), out_dir / (op->name + ext), ec);
-          if (ec) {
-            rc = report_error({errc::internal, (out_dir / (op->name + ext)).string() + ": cannot write: " + ec.message()});
-            break;
-          }
-        }
-        if (rc == exit_ok)
-          std::printf("imported: %s (%s, class %s, %zu inputs, %zu shapes, %zu holdout shapes)\n",
-                      (out_dir / (op->name + ".yaml")).c_str(), op->name.c_str(), op->op_class.c_str(),
-                      op->inputs.size(), op->shapes.size(), op->holdout_shapes.size());
+        if (rc == exit_ok) rc = exit_bad_input;
+        continue;
       }
+      bool moved = true;
+      for (const char* ext : {".py", ".yaml"}) {
+        fs::rename(staged / (op->name + ext), out_dir / (op->name + ext), ec);
+        if (ec) {
+          rc = report_error({errc::internal, (out_dir / (op->name + ext)).string() + ": cannot write: " + ec.message()});
+          moved = false;
+          break;
+        }
+      }
+      if (!moved) continue;
+      ++imported;
+      std::printf("imported: %s (%s, class %s, %zu inputs, %zu shapes, %zu holdout shapes)\n",
+                  (out_dir / (op->name + ".yaml")).c_str(), op->name.c_str(), op->op_class.c_str(), op->inputs.size(),
+                  op->shapes.size(), op->holdout_shapes.size());
+      std::fflush(stdout);
     }
+    if (cmd.files.size() > 1)
+      std::printf("imported %zu of %zu files into %s\n", imported, cmd.files.size(), out_dir.c_str());
   }
   // Only while empty: another import may have written into it meanwhile.
-  if (rc != exit_ok && created) fs::remove(out_dir, ec);
+  if (imported == 0 && created) fs::remove(out_dir, ec);
   return rc;
 }
 

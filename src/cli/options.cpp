@@ -22,8 +22,8 @@ const char* kUsage =
     "  merge    combine the stores of a split sweep (kevolve merge OUT STORE...)\n"
     "  split    split a sweep into one config per operator or backend (kevolve split CONFIG --by operator --out DIR)\n"
     "  eval     evaluate one kernel file against one operator\n"
-    "  ops      list operators (ops list), validate operator files (ops validate FILE...) or import a\n"
-    "           KernelBench-style PyTorch file as one (ops import FILE.py [--name N] [--scale S] [--out DIR])\n"
+    "  ops      list operators (ops list), validate operator files (ops validate FILE...) or import\n"
+    "           KernelBench-style PyTorch files as operators (ops import FILE.py... [--name N] [--scale S] [--out DIR])\n"
     "  doctor   report what this machine has and measure its roofline\n"
     "  kb       the knowledge base: kb list, kb search QUERY [--backend B] [--trigger T...], kb promote STORE,\n"
     "           kb render OPERATOR --backend B [--template T] [--params JSON] (a builtin template's kernel)\n"
@@ -248,7 +248,7 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       if (help) {
         cl.command = "help";
         cl.help_text = render(d, "usage: kevolve ops list\n       kevolve ops validate FILE... [--no-compile]\n"
-                                 "       kevolve ops import FILE.py [--name N] [--scale S] [--out DIR] [--eval-mode]");
+                                 "       kevolve ops import FILE.py... [--name N] [--scale S] [--out DIR] [--eval-mode]");
         return cl;
       }
       po::variables_map ovm;
@@ -257,12 +257,14 @@ expected<command_line> parse_command_line(int argc, const char* const* argv) {
       o.compile = !ovm.count("no-compile");
       if (o.action != "list" && o.action != "validate" && o.action != "import")
         return make_error(errc::invalid_input,
-                          "ops: expected 'list', 'validate FILE...' or 'import FILE.py', got '" + o.action + "'");
+                          "ops: expected 'list', 'validate FILE...' or 'import FILE.py...', got '" + o.action + "'");
       if (o.action != "import" && (ovm.count("name") || ovm.count("scale") || !ovm["out"].defaulted() || o.eval_mode))
         return make_error(errc::invalid_input, "ops " + o.action + ": --name, --scale, --out and --eval-mode belong to 'ops import'");
-      if (o.action == "import" && o.files.size() != 1)
-        return make_error(errc::invalid_input, "ops import: expected one KernelBench-style Python file, got " +
-                                                   std::to_string(o.files.size()));
+      if (o.action == "import" && o.files.empty())
+        return make_error(errc::invalid_input, "ops import: expected KernelBench-style Python files (FILE.py...)");
+      if (o.action == "import" && ovm.count("name") && o.files.size() != 1)
+        return make_error(errc::invalid_input, "ops import: --name names one file's operator; got " +
+                                                   std::to_string(o.files.size()) + " files");
       if (o.action == "import" && ovm.count("scale") && !(o.scale > 0 && o.scale <= 1))
         return make_error(errc::invalid_input, "ops import: --scale must be in (0, 1], got " + std::to_string(o.scale));
       if (o.action == "validate" && o.files.empty())

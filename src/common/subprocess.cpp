@@ -165,6 +165,7 @@ expected<subprocess_result> run_subprocess(const std::vector<std::string>& argv,
     const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
     if (n > 0) {
       result.output.append(buf, static_cast<size_t>(n));
+      if (options.on_output) options.on_output(std::string_view(buf, static_cast<size_t>(n)));
       if (result.output.size() > 2 * options.max_output_bytes)
         result.output.erase(0, result.output.size() - options.max_output_bytes);
     } else if (n == 0 || (n < 0 && errno != EINTR)) {

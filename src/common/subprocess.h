@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -17,6 +19,9 @@ struct subprocess_options {
   std::string cwd;                                // empty: inherit
   std::optional<std::vector<std::string>> env;   // nullopt: inherit
   size_t max_output_bytes = 1 << 20;             // keep the tail beyond this
+  // Called with each piece of output as it arrives (it is kept in
+  // `output` as well); empty: none.
+  std::function<void(std::string_view)> on_output;
 };
 
 struct subprocess_result {

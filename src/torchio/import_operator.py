@@ -1,11 +1,14 @@
 """kevolve ops import: a KernelBench-style file as an operator.
 
-    python import_operator.py FILE.py [--name N] [--scale S] [--out DIR] [--eval-mode]
+    python import_operator.py FILE.py... [--name N] [--scale S] [--out DIR] [--eval-mode]
 
-writes DIR/<name>.yaml (config/operators/README.md) and DIR/<name>.py (a
-copy of FILE, the YAML's `torch: {file, module: Model, ...}` entry, see
-src/eval/torch_entry.py), both or nothing. Exit 0 ok, 2 the file cannot be
-imported (stderr: `error: FILE: what is wrong; what was expected`), 3 a bug.
+writes, for each FILE, DIR/<name>.yaml (config/operators/README.md) and
+DIR/<name>.py (a copy of FILE, the YAML's `torch: {file, module: Model,
+...}` entry, see src/eval/torch_entry.py), both or nothing, and prints
+`imported<TAB>FILE<TAB>YAML`. Files are imported one after another in this
+one process (PyTorch is loaded once); a refused file does not stop the
+others. Exit 0 all imported, 2 some file cannot be imported (stderr:
+`error: FILE: what is wrong; what was expected`), other codes a bug.
 Run by `kevolve ops import` (src/app/cmd_ops.cpp), which then validates the
 YAML like `kevolve ops validate`.
 """
@@ -44,6 +47,7 @@ torch.set_float32_matmul_precision("highest")
 
 # the scratch a class template's keys need (`workspace_bytes`)
 WORKSPACE = {"matmul": classify_matmul.workspace_bytes, "conv": classify_conv.workspace_bytes}
+INITIAL_SEED = torch.initial_seed()
 MEMORY_LIMIT = 4 << 30  # inputs + weights + outputs of a timed shape
 DTYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
           torch.int32: "int32", torch.int64: "int64"}
@@ -366,28 +370,51 @@ def write(op, path, out_dir):
     return os.path.join(out_dir, op["name"] + ".yaml")
 
 
+def import_one(path, name, scale, eval_mode, out_dir):
+    """The YAML written for one file, or None where it is refused (stderr
+    says why)."""
+    try:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise Refusal(f"--name must be an identifier (it is the YAML's name and file stem), got '{name}'")
+        if scale is not None and not 0 < scale <= 1:
+            raise Refusal(f"--scale must be in (0, 1], got {scale}")
+        if not os.path.isfile(path):
+            raise Refusal("cannot open the file; expected a KernelBench-style Python file")
+        torch.manual_seed(INITIAL_SEED)  # each file as if it were imported alone
+        op = build_operator(path, name, scale, eval_mode)
+    except (Refusal, SourceError, ShapeError) as e:
+        print(f"error: {path}: {e}", file=sys.stderr, flush=True)
+        return None
+    return write(op, path, out_dir)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="kevolve ops import")
-    ap.add_argument("file")
+    ap.add_argument("files", nargs="+")
     ap.add_argument("--name")
     ap.add_argument("--scale", type=float)
     ap.add_argument("--out", default=".")
     ap.add_argument("--eval-mode", action="store_true")
     a = ap.parse_args(argv)
-    name = a.name or default_name(a.file)
-    try:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise Refusal(f"--name must be an identifier (it is the YAML's name and file stem), got '{name}'")
-        if a.scale is not None and not 0 < a.scale <= 1:
-            raise Refusal(f"--scale must be in (0, 1], got {a.scale}")
-        if not os.path.isfile(a.file):
-            raise Refusal("cannot open the file; expected a KernelBench-style Python file")
-        op = build_operator(a.file, name, a.scale, a.eval_mode)
-    except (Refusal, SourceError, ShapeError) as e:
-        print(f"error: {a.file}: {e}", file=sys.stderr)
+    if a.name and len(a.files) > 1:
+        print(f"error: --name names one file's operator; got {len(a.files)} files", file=sys.stderr)
         return 2
-    print(write(op, a.file, a.out))
-    return 0
+    names = {}
+    refused = 0
+    for path in a.files:
+        name = a.name or default_name(path)
+        if name in names:
+            print(f"error: {path}: its operator name '{name}' is also that of {names[name]}; import it on its own "
+                  "with --name", file=sys.stderr, flush=True)
+            refused += 1
+            continue
+        names[name] = path
+        yaml_path = import_one(path, name, a.scale, a.eval_mode, a.out)
+        if yaml_path is None:
+            refused += 1
+        else:
+            print(f"imported\t{path}\t{yaml_path}", flush=True)
+    return 2 if refused else 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ import os
 import subprocess
 import tempfile
 import unittest
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import h5py
@@ -66,18 +65,30 @@ def describe(p):
     return f"exit {p.returncode}\n--- stdout ---\n{p.stdout[-3000:]}\n--- stderr ---\n{p.stderr[-3000:]}"
 
 
+def imported_yaml(out, prefix, name):
+    """The YAML import_all wrote for `name` into out: its file was
+    <prefix><name>.py, so the operator is kb_<prefix><name>."""
+    return Path(out) / f"kb_{prefix}{name}.yaml"
+
+
 def import_all(sources, directory, prefix):
-    """{name: completed `ops import`} of each {name: file text}, written to
-    directory/<name>.py and imported as <prefix><name> into directory/ops."""
+    """{name: the result of importing it} of each {name: file text}, written
+    to directory/<prefix><name>.py and imported, all in one `ops import`
+    call, as kb_<prefix><name> into directory/ops. A result has the call's
+    stdout and stderr and returncode 0 where that file's operator was
+    imported, else the call's (nonzero) exit code."""
     directory = Path(directory)
-    files = []
+    files = {}
     for name, text in sources.items():
-        f = directory / f"{name}.py"
+        f = directory / f"{prefix}{name}.py"
         f.write_text(text)
-        files.append(f)
-    with ThreadPoolExecutor(2) as pool:
-        return dict(zip(sources, pool.map(
-            lambda f: kevolve("ops", "import", f, "--name", prefix + f.stem, "--out", directory / "ops"), files)))
+        files[name] = f
+    p = kevolve("ops", "import", *files.values(), "--out", directory / "ops")
+    imported = {line.split(" ")[1] for line in p.stdout.splitlines() if line.startswith("imported: ")}
+    return {name: subprocess.CompletedProcess(
+                p.args, 0 if str(imported_yaml(directory / "ops", prefix, name)) in imported else (p.returncode or 1),
+                p.stdout, p.stderr)
+            for name in sources}
 
 
 def sweep_statuses(test, yamls, directory):
@@ -149,7 +160,7 @@ class ImportedClassTest(unittest.TestCase):
         CLASS; "" checks none)."""
         p = self.imports[name]
         self.assertEqual(p.returncode, 0, describe(p))
-        op = yaml.safe_load((self.out / f"{self.PREFIX}{name}.yaml").read_text())
+        op = yaml.safe_load(imported_yaml(self.out, self.PREFIX, name).read_text())
         want = self.CLASS if op_class is None else op_class
         if want:
             self.assertEqual(op["class"], want, op.get("graph"))
@@ -165,7 +176,7 @@ class ImportedClassTest(unittest.TestCase):
                     self.assertEqual(t.get(key), want, f"template.{key} of {t}")
 
     def expect_served(self, names):
-        yamls = [self.out / f"{self.PREFIX}{n}.yaml" for n in names if self.imports[n].returncode == 0]
+        yamls = [imported_yaml(self.out, self.PREFIX, n) for n in names if self.imports[n].returncode == 0]
         self.assertEqual(len(yamls), len(names))
         served = sweep_statuses(self, yamls, self.tmp.name)
         self.assertEqual(len(served), len(names), sorted(served))

@@ -152,12 +152,21 @@ class KernelBench(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = Path(cls.tmp.name) / "ops"
         cls.files = sorted(glob.glob(str(KERNELBENCH / "level*" / "*.py")))
-        with ThreadPoolExecutor(2) as pool:
-            cls.plain = dict(zip(cls.files, pool.map(lambda f: kevolve("ops", "import", f, "--scale", "0.1",
-                                                                         "--out", cls.out), cls.files)))
-            again = [f for f in cls.files if Path(f).name in cls.BATCH_NORM]
-            cls.eval_mode = dict(zip(again, pool.map(lambda f: kevolve("ops", "import", f, "--scale", "0.1",
-                                                                         "--eval-mode", "--out", cls.out), again)))
+        # All 24 in one call, as a user imports a folder; the two with a
+        # BatchNorm are refused there (training mode) and imported again
+        # with --eval-mode.
+        cls.all = kevolve("ops", "import", *cls.files, "--scale", "0.1", "--out", cls.out)
+        again = [f for f in cls.files if Path(f).name in cls.BATCH_NORM]
+        cls.again = kevolve("ops", "import", *again, "--scale", "0.1", "--eval-mode", "--out", cls.out)
+        cls.printed = {line.split(" ")[1] for p in (cls.all, cls.again) for line in p.stdout.splitlines()
+                       if line.startswith("imported: ")}
+
+    @staticmethod
+    def operator_name(f):
+        """The name `ops import` gives a file of folder levelL: kbL_<stem>,
+        the stem lowercased, other characters than [a-z0-9] as '_'."""
+        stem = re.sub(r"[^a-z0-9]+", "_", Path(f).stem.lower()).strip("_")
+        return f"kb{Path(f).parent.name.removeprefix('level')}_{stem}"
 
     @classmethod
     def tearDownClass(cls):
@@ -165,19 +174,24 @@ class KernelBench(unittest.TestCase):
 
     def imported(self):
         for f in self.files:
-            p = self.eval_mode.get(f, self.plain[f])
-            self.assertEqual(p.returncode, EXIT_OK, f"{f}\n{describe(p)}")
-            yaml_path = Path(p.stdout.split("imported: ")[1].split(" ")[0])
+            yaml_path = self.out / (self.operator_name(f) + ".yaml")
+            self.assertIn(str(yaml_path), self.printed, f"{f}\n{describe(self.all)}\n{describe(self.again)}")
             yield f, yaml_path, yaml.safe_load(yaml_path.read_text())
+
+    def test_one_call_imports_the_folder_and_names_each_refusal(self):
+        self.assertEqual(self.all.returncode, EXIT_BAD_INPUT, describe(self.all))
+        self.assertIn(f"imported 22 of 24 files into {self.out}", self.all.stdout)
+        refused = sorted(line.split(": ")[1] for line in self.all.stderr.splitlines() if line.startswith("error: "))
+        self.assertEqual([Path(f).name for f in refused], sorted(self.BATCH_NORM), self.all.stderr)
+        self.assertEqual(self.again.returncode, EXIT_OK, describe(self.again))
 
     def test_all_24_import(self):
         self.assertEqual(len(self.files), 24, self.files)
         for f in self.files:
             if Path(f).name in self.BATCH_NORM:
-                p = self.plain[f]
-                self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
-                self.assertIn("in training mode", p.stderr)
-                self.assertIn("--eval-mode", p.stderr)
+                why = next(line for line in self.all.stderr.splitlines() if line.startswith(f"error: {f}:"))
+                self.assertIn("in training mode", why)
+                self.assertIn("--eval-mode", why)
         self.assertEqual(len(list(self.imported())), 24)
 
     def test_each_keeps_its_traced_graph(self):
@@ -268,22 +282,36 @@ class BadInput(unittest.TestCase):
              "complex_input.py", "too_large.py", "dropout.py", "batchnorm_train.py"]
 
     def test_each_is_refused_and_nothing_is_written(self):
-        for name in self.CASES:
-            f = DATA / "torch_import" / name
-            expect = f.read_text().splitlines()[0].removeprefix("# expect: ")
+        files = [DATA / "torch_import" / name for name in self.CASES]
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "keep.txt").write_text("x")
+            before = listing(d)
+            p = kevolve("ops", "import", *files, "--out", d)  # one call: each refused on its own
+            self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
+            self.assertIn(f"imported 0 of {len(files)} files", p.stdout)
+            self.assertEqual(listing(d), before)
+            for f in files:
+                with self.subTest(file=f.name):
+                    expect = f.read_text().splitlines()[0].removeprefix("# expect: ")
+                    at = p.stderr.find(f"error: {f}:")
+                    self.assertGreaterEqual(at, 0, describe(p))
+                    end = p.stderr.find("\nerror: ", at + 1)
+                    self.assertIn(expect, p.stderr[at:end if end >= 0 else None])
+        for name in ("no_model.py", "nondeterministic.py"):  # refused early and late
             with tempfile.TemporaryDirectory() as d, self.subTest(file=name):
-                (Path(d) / "keep.txt").write_text("x")
-                before = listing(d)
-                p = kevolve("ops", "import", f, "--out", d)
+                missing = Path(d) / "new"
+                p = kevolve("ops", "import", DATA / "torch_import" / name, "--out", missing)
                 self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
-                self.assertIn(f"error: {f}:", p.stderr)
-                self.assertIn(expect, p.stderr)
-                self.assertEqual(listing(d), before)
-                if name in ("no_model.py", "nondeterministic.py"):  # refused early and late
-                    missing = Path(d) / "new"
-                    p = kevolve("ops", "import", f, "--out", missing)
-                    self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
-                    self.assertFalse(missing.exists())
+                self.assertIn(f"error: {DATA / 'torch_import' / name}:", p.stderr)
+                self.assertFalse(missing.exists())
+
+    def test_a_name_for_several_files_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = DATA / "torch_import" / "class_targets.py"
+            p = kevolve("ops", "import", f, f, "--name", "ce_loss", "--out", d)
+            self.assertEqual(p.returncode, EXIT_BAD_INPUT, describe(p))
+            self.assertIn("--name names one file's operator; got 2 files", p.stderr)
+            self.assertEqual(listing(d), [])
 
     def test_eval_mode_imports_dropout_and_batchnorm(self):
         for name in ("dropout.py", "batchnorm_train.py"):
