@@ -151,16 +151,17 @@ int import_operator(const cli::ops_command& cmd) {
     };
     auto r = run_subprocess(argv, options);
     if (!partial.empty()) line(partial);
+    const bool refused = r && !r->timed_out && r->signal == 0 && r->exit_code == exit_bad_input;
     if (!r) {
       rc = report_error(r.error());
-    } else if (!r->ok() && !(!r->timed_out && r->signal == 0 && r->exit_code == exit_bad_input)) {
+    } else if (refused) {
+      rc = exit_bad_input;
+    } else if (!r->ok()) {
       rc = report_error({errc::internal, "ops import: " + argv[1] + " failed (" +
                                              (r->timed_out ? std::string("timed out")
                                                            : r->signal ? "signal " + std::to_string(r->signal)
                                                                        : "exit " + std::to_string(r->exit_code)) +
                                              "); the files it imported before are kept"});
-    } else if (!r->ok()) {
-      rc = exit_bad_input;
     }
     for (const auto& [file, yaml] : written) {
       auto op = validate(yaml.string(), true);
@@ -181,9 +182,9 @@ int import_operator(const cli::ops_command& cmd) {
       }
       if (!moved) continue;
       ++imported;
-      std::printf("imported: %s (%s, class %s, %zu inputs, %zu shapes, %zu holdout shapes)\n",
+      std::printf("imported: %s (%s, class %s, %zu inputs, %zu shapes, %zu holdout shapes) from %s\n",
                   (out_dir / (op->name + ".yaml")).c_str(), op->name.c_str(), op->op_class.c_str(), op->inputs.size(),
-                  op->shapes.size(), op->holdout_shapes.size());
+                  op->shapes.size(), op->holdout_shapes.size(), file.c_str());
       std::fflush(stdout);
     }
     if (cmd.files.size() > 1)

@@ -396,9 +396,6 @@ def main(argv):
     ap.add_argument("--out", default=".")
     ap.add_argument("--eval-mode", action="store_true")
     a = ap.parse_args(argv)
-    if a.name and len(a.files) > 1:
-        print(f"error: --name names one file's operator; got {len(a.files)} files", file=sys.stderr)
-        return 2
     names = {}
     refused = 0
     for path in a.files:

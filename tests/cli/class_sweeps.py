@@ -65,18 +65,19 @@ def describe(p):
     return f"exit {p.returncode}\n--- stdout ---\n{p.stdout[-3000:]}\n--- stderr ---\n{p.stderr[-3000:]}"
 
 
-def imported_yaml(out, prefix, name):
-    """The YAML import_all wrote for `name` into out: its file was
-    <prefix><name>.py, so the operator is kb_<prefix><name>."""
-    return Path(out) / f"kb_{prefix}{name}.yaml"
+def imported_yamls(stdout):
+    """{file: its YAML} of the files an `ops import` call imported (its
+    lines `imported: YAML (...) from FILE`)."""
+    return {line.rsplit(" from ", 1)[1]: Path(line.split(" ")[1])
+            for line in stdout.splitlines() if line.startswith("imported: ")}
 
 
 def import_all(sources, directory, prefix):
     """{name: the result of importing it} of each {name: file text}, written
     to directory/<prefix><name>.py and imported, all in one `ops import`
-    call, as kb_<prefix><name> into directory/ops. A result has the call's
-    stdout and stderr and returncode 0 where that file's operator was
-    imported, else the call's (nonzero) exit code."""
+    call, into directory/ops. A result has the call's stdout and stderr,
+    `yaml` (None where the file was not imported) and returncode 0 where it
+    was, else the call's (nonzero) exit code."""
     directory = Path(directory)
     files = {}
     for name, text in sources.items():
@@ -84,11 +85,13 @@ def import_all(sources, directory, prefix):
         f.write_text(text)
         files[name] = f
     p = kevolve("ops", "import", *files.values(), "--out", directory / "ops")
-    imported = {line.split(" ")[1] for line in p.stdout.splitlines() if line.startswith("imported: ")}
-    return {name: subprocess.CompletedProcess(
-                p.args, 0 if str(imported_yaml(directory / "ops", prefix, name)) in imported else (p.returncode or 1),
-                p.stdout, p.stderr)
-            for name in sources}
+    yamls = imported_yamls(p.stdout)
+    results = {}
+    for name, f in files.items():
+        r = subprocess.CompletedProcess(p.args, 0 if str(f) in yamls else (p.returncode or 1), p.stdout, p.stderr)
+        r.yaml = yamls.get(str(f))
+        results[name] = r
+    return results
 
 
 def sweep_statuses(test, yamls, directory):
@@ -160,7 +163,7 @@ class ImportedClassTest(unittest.TestCase):
         CLASS; "" checks none)."""
         p = self.imports[name]
         self.assertEqual(p.returncode, 0, describe(p))
-        op = yaml.safe_load(imported_yaml(self.out, self.PREFIX, name).read_text())
+        op = yaml.safe_load(p.yaml.read_text())
         want = self.CLASS if op_class is None else op_class
         if want:
             self.assertEqual(op["class"], want, op.get("graph"))
@@ -176,7 +179,7 @@ class ImportedClassTest(unittest.TestCase):
                     self.assertEqual(t.get(key), want, f"template.{key} of {t}")
 
     def expect_served(self, names):
-        yamls = [imported_yaml(self.out, self.PREFIX, n) for n in names if self.imports[n].returncode == 0]
+        yamls = [self.imports[n].yaml for n in names if self.imports[n].returncode == 0]
         self.assertEqual(len(yamls), len(names))
         served = sweep_statuses(self, yamls, self.tmp.name)
         self.assertEqual(len(served), len(names), sorted(served))

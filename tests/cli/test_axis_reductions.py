@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from class_sweeps import describe, expect_every_kernel_ok, imported_yaml, import_all, sweep_statuses  # noqa: E402
+from class_sweeps import describe, expect_every_kernel_ok, import_all, sweep_statuses  # noqa: E402
 
 UNIFORM = "torch.rand(B, C, L)"
 NEAR_ONE = "torch.rand(B, C, L) * 0.2 + 0.9"
@@ -82,7 +82,7 @@ class AxisReductions(unittest.TestCase):
     def template(self, name):
         p = self.imports[name]
         self.assertEqual(p.returncode, 0, describe(p))
-        op = yaml.safe_load(imported_yaml(self.out, "ax_", name).read_text())
+        op = yaml.safe_load(p.yaml.read_text())
         self.assertEqual(op["class"], "row_reduction", op.get("graph"))
         return op.get("template") or {}
 
@@ -96,7 +96,7 @@ class AxisReductions(unittest.TestCase):
         self.assertNotIn("axis_first", self.template("max_with_indices"))
 
     def test_the_builtin_sweep_serves_each_with_correct_kernels(self):
-        yamls = [imported_yaml(self.out, "ax_", n) for n in REDUCTIONS if self.imports[n].returncode == 0]
+        yamls = [self.imports[n].yaml for n in REDUCTIONS if self.imports[n].returncode == 0]
         self.assertEqual(len(yamls), len(REDUCTIONS))
         served = sweep_statuses(self, yamls, self.tmp.name)
         self.assertEqual(len(served), len(REDUCTIONS), sorted(served))

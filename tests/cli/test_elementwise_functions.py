@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from class_sweeps import describe, expect_every_kernel_ok, imported_yaml, forward_module, import_all, sweep_statuses  # noqa: E402
+from class_sweeps import describe, expect_every_kernel_ok, forward_module, import_all, sweep_statuses  # noqa: E402
 
 # name: (forward body over x (and y), the inputs get_inputs draws)
 POSITIVE = "torch.rand(B, N) + 0.1"
@@ -72,12 +72,12 @@ class ElementwiseFunctions(unittest.TestCase):
             with self.subTest(function=name):
                 p = self.imports[name]
                 self.assertEqual(p.returncode, 0, describe(p))
-                op = yaml.safe_load(imported_yaml(self.out, "ew_", name).read_text())
+                op = yaml.safe_load(p.yaml.read_text())
                 self.assertEqual(op["class"], "elementwise", op.get("graph"))
                 self.assertTrue((op.get("template") or {}).get("expr"), f"{name}: no template.expr ({op.get('graph')})")
 
     def test_the_builtin_sweep_serves_each_with_correct_kernels(self):
-        yamls = [imported_yaml(self.out, "ew_", n) for n in FUNCTIONS if self.imports[n].returncode == 0]
+        yamls = [self.imports[n].yaml for n in FUNCTIONS if self.imports[n].returncode == 0]
         self.assertEqual(len(yamls), len(FUNCTIONS))
         served = sweep_statuses(self, yamls, self.tmp.name)
         self.assertEqual(len(served), len(FUNCTIONS), sorted(served))

@@ -42,6 +42,8 @@ sys.path.insert(0, str(HOME / "src" / "eval"))
 sys.path.insert(0, str(HOME / "src" / "torchio"))
 import torch_entry  # noqa: E402
 from kb_source import Source  # noqa: E402  (the file's globals at other sizes)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from class_sweeps import imported_yamls  # noqa: E402
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 SIZEOF = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8, "int32": 4, "int64": 8}
@@ -158,15 +160,7 @@ class KernelBench(unittest.TestCase):
         cls.all = kevolve("ops", "import", *cls.files, "--scale", "0.1", "--out", cls.out)
         again = [f for f in cls.files if Path(f).name in cls.BATCH_NORM]
         cls.again = kevolve("ops", "import", *again, "--scale", "0.1", "--eval-mode", "--out", cls.out)
-        cls.printed = {line.split(" ")[1] for p in (cls.all, cls.again) for line in p.stdout.splitlines()
-                       if line.startswith("imported: ")}
-
-    @staticmethod
-    def operator_name(f):
-        """The name `ops import` gives a file of folder levelL: kbL_<stem>,
-        the stem lowercased, other characters than [a-z0-9] as '_'."""
-        stem = re.sub(r"[^a-z0-9]+", "_", Path(f).stem.lower()).strip("_")
-        return f"kb{Path(f).parent.name.removeprefix('level')}_{stem}"
+        cls.yamls = {**imported_yamls(cls.all.stdout), **imported_yamls(cls.again.stdout)}
 
     @classmethod
     def tearDownClass(cls):
@@ -174,8 +168,8 @@ class KernelBench(unittest.TestCase):
 
     def imported(self):
         for f in self.files:
-            yaml_path = self.out / (self.operator_name(f) + ".yaml")
-            self.assertIn(str(yaml_path), self.printed, f"{f}\n{describe(self.all)}\n{describe(self.again)}")
+            self.assertIn(f, self.yamls, f"{f}\n{describe(self.all)}\n{describe(self.again)}")
+            yaml_path = self.yamls[f]
             yield f, yaml_path, yaml.safe_load(yaml_path.read_text())
 
     def test_one_call_imports_the_folder_and_names_each_refusal(self):
