@@ -224,6 +224,7 @@ expected<std::map<std::string, std::string>> bind(const std::string& binding, co
   if (binding == "matmul") return bind_matmul(op);
   if (binding == "conv") return bind_conv(op);
   if (binding == "group_norm") return bind_group_norm(op);
+  if (binding == "batch_norm") return bind_batch_norm(op);
   if (binding == "pooling") return bind_pooling(op);
   return make_error(errc::invalid_input, "unknown template binding '" + binding + "'");
 }

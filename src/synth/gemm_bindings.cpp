@@ -203,12 +203,17 @@ expected<std::map<std::string, std::string>> bind_conv(const spec::operator_spec
   };
 }
 
-expected<std::map<std::string, std::string>> bind_group_norm(const spec::operator_spec& op) {
-  const std::string where = op.file.string() + ": group_norm template: ";
+namespace {
+
+// x (default input 0), eps, and the optional per-channel gamma and beta of a
+// group norm (groups > 0) or a batch norm (groups 0: no template.groups).
+expected<std::map<std::string, std::string>> bind_norm(const spec::operator_spec& op, const std::string& what,
+                                                       bool grouped) {
+  const std::string where = op.file.string() + ": " + what + " template: ";
   if (op.outputs.size() != 1) return make_error(errc::invalid_input, where + "needs 1 output");
   auto x = input_named_by(op, where, "x", false);
   if (!x) return tl::unexpected(x.error());
-  auto groups = positive_int(op, where, "groups", "");
+  auto groups = grouped ? positive_int(op, where, "groups", "") : expected<long>(0L);
   if (!groups) return tl::unexpected(groups.error());
   auto eps = eps_key(op, where);
   if (!eps) return tl::unexpected(eps.error());
@@ -220,6 +225,16 @@ expected<std::map<std::string, std::string>> bind_group_norm(const spec::operato
       {"GN_BETA", std::to_string(*beta)},         {"GN_GROUPS", std::to_string(*groups)},
       {"GN_EPS", *eps},
   };
+}
+
+}  // namespace
+
+expected<std::map<std::string, std::string>> bind_group_norm(const spec::operator_spec& op) {
+  return bind_norm(op, "group_norm", true);
+}
+
+expected<std::map<std::string, std::string>> bind_batch_norm(const spec::operator_spec& op) {
+  return bind_norm(op, "batch_norm", false);
 }
 
 expected<std::map<std::string, std::string>> bind_pooling(const spec::operator_spec& op) {

@@ -10,7 +10,8 @@ only `elementwise` (with `template.expr`, the chain as a scalar C
 expression, where every op of it has a translation below); pointwise ops
 and reductions/normalizations only `row_reduction` (`template.reduction:
 softmax` when the whole forward is a softmax over the last axis of a 2-D
-input; the keys of cpu/axis_normalize for a softmax along another axis or
+input; `reduction: group_norm` or `batch_norm` (batch statistics) for one
+such norm; the keys of cpu/axis_normalize for a softmax along another axis or
 an L1/L2 normalization); anything else `custom`.
 """
 import torch
@@ -295,6 +296,32 @@ def _group_norm(calls, names, base, input_names):
     return keys
 
 
+TRAINING_BATCH_NORM = {"native_batch_norm", "_native_batch_norm_legit"}
+
+
+def _batch_norm(calls, names, base, input_names):
+    """{reduction: batch_norm, x, eps, gamma, beta} where the forward is one
+    batch norm with batch statistics (nn.BatchNorm1d/2d/3d in training mode,
+    F.batch_norm(training=True)) of an input [N, C, *]: per channel, the mean
+    and biased variance over N and the spatial axes; the running statistics
+    it also updates are no part of its output; else None."""
+    if names != [n for n in names if n in TRAINING_BATCH_NORM] or len(names) != 1 or len(base["outputs_raw"]) != 1:
+        return None
+    func, args, kwargs, out = calls[0]
+    bound = dict(zip((a.name for a in func._schema.arguments), args))
+    bound.update(kwargs)
+    x = bound.get("input")
+    if not bound.get("training") or not isinstance(x, torch.Tensor) or x.dim() < 2 or base["outputs_raw"][0] is not out[0]:
+        return None
+    by_id = _names_by_id(base, input_names)
+    w, b = bound.get("weight"), bound.get("bias")
+    if id(x) not in by_id or any(t is not None and id(t) not in by_id for t in (w, b)):
+        return None
+    keys = {"reduction": "batch_norm", "x": by_id[id(x)], "eps": float(bound["eps"])}
+    keys.update({k: by_id[id(t)] for k, t in (("gamma", w), ("beta", b)) if t is not None})
+    return keys
+
+
 # Losses as the elementwise expression their mean or sum reduces ({p}: the
 # prediction, {t}: the target, {d}: their difference, {b}: beta or delta).
 LOSSES = {"mse_loss": "({d})*({d})", "l1_loss": "fabsf({d})",
@@ -490,6 +517,6 @@ def classify(base, input_names):
                 and calls[0][1][1] in (-1, 1) and not base["state"]:
             return "row_reduction", {"reduction": "softmax"}
         return "row_reduction", (_axis_reduction(calls, names, base) or _group_norm(calls, names, base, input_names)
-                                 or _loss(calls, names, base, input_names)
+                                 or _batch_norm(calls, names, base, input_names) or _loss(calls, names, base, input_names)
                                  or _normalize(calls, names, base, input_names) or {})
     return "custom", {}

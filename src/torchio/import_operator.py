@@ -75,6 +75,10 @@ def dtype_name(d, what):
 
 
 def check_modes(model, eval_mode):
+    """Refuses a forward that is not a function of its inputs: live dropout
+    outside eval mode. Norms in training mode use the batch's statistics,
+    which their output depends on alone (the running statistics they update
+    are no part of it)."""
     if eval_mode:
         return
     for n, m in model.named_modules():
@@ -82,11 +86,6 @@ def check_modes(model, eval_mode):
         if isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0:
             raise Refusal(f"has live dropout ({type(m).__name__}(p={m.p}) at {where}): a forward must be "
                           f"deterministic; expected no dropout, or --eval-mode (eval: true)")
-        if isinstance(m, torch.nn.modules.batchnorm._NormBase) and (
-                isinstance(m, torch.nn.modules.batchnorm._BatchNorm) or m.track_running_stats):
-            raise Refusal(f"has {type(m).__name__} in training mode at {where} (batch statistics; every call "
-                          f"updates the running statistics); expected --eval-mode to import it in eval mode "
-                          f"(running statistics, eval: true)")
 
 
 def forward_names(cls, n):

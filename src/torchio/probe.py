@@ -47,6 +47,24 @@ class OpRecorder(TorchDispatchMode):
         return out
 
 
+def live_calls(calls, outputs):
+    """The calls the outputs are made by, leaving out each whose results no
+    later call reads and that touches no floating-point tensor (a module's
+    bookkeeping, as BatchNorm's num_batches_tracked += 1) or makes its
+    results from none (an unused empty()): the operator is its outputs."""
+    live = {id(t) for t in outputs}
+    kept = []
+    for c in reversed(calls):
+        ins = [t for t in tree_flatten((c[1], c[2]))[0] if isinstance(t, torch.Tensor)]
+        outs = [t for t in tree_flatten(c[3])[0] if isinstance(t, torch.Tensor)]
+        idle = not any(t.dtype.is_floating_point or t.dtype.is_complex for t in ins + outs) or not ins
+        if idle and not any(id(t) in live for t in outs):
+            continue
+        kept.append(c)
+        live.update(id(t) for t in ins)
+    return kept[::-1]
+
+
 class ProbeError(Exception):
     pass
 
@@ -90,7 +108,7 @@ def probe(source, sizes, device="meta", eval_mode=False, record_ops=True):
         "state": [(n, tuple(t.shape), t.dtype) for n, t in state],
         "outputs": [(tuple(t.shape), t.dtype) for t in outs],
         "ops": rec.ops,
-        "calls": rec.calls,
+        "calls": live_calls(rec.calls, outs),
         "inputs_raw": inputs,
         "outputs_raw": outs,
         "state_raw": state,

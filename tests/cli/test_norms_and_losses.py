@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Group norms and losses on operators kevolve has never seen: nn.GroupNorm
-over 2-D to 5-D inputs (affine or not) and the MSE, L1, smooth L1 and
+"""Group norms, batch norms and losses on operators kevolve has never seen:
+nn.GroupNorm over 2-D to 5-D inputs (affine or not), nn.BatchNorm1d/2d in
+training mode (batch statistics; channels whose N x S elements are long
+enough to be summed in pieces, and a plain one over rows) and the MSE, L1, smooth L1 and
 Huber losses with a mean or sum reduction, each written as a
 KernelBench-style file at odd sizes, are imported (`kevolve ops import`),
 classified `row_reduction` with template keys (`reduction: group_norm`
-and its groups, eps, gamma, beta; `reduce` and the loss as `expr`), and
-served by the builtin synthesizer on cpu (templates cpu/group_norm and
-cpu/reduce_all): every kernel of a sweep passes the evaluator (fp64
+and its groups, eps, gamma, beta; `reduction: batch_norm`; `reduce` and
+the loss as `expr`), and served by the builtin synthesizer on cpu
+(templates cpu/group_norm, cpu/batch_norm and cpu/reduce_all): every kernel of a sweep passes the evaluator (fp64
 reference at the timed shape and at the holdout shapes). A loss without a
 reduction (`reduction='none'`) is elementwise and not claimed here.
 
@@ -54,6 +56,10 @@ CASES = {
                             "torch.rand(B, C)", {"reduction": "group_norm", "groups": 4, "eps": 1e-3, "gamma": None}),
     "group_norm_5d": ("        self.gn = nn.GroupNorm(3, C)", "x", "self.gn(x)", "torch.randn(B, C, 3, 5, 7)",
                       {"reduction": "group_norm", "groups": 3}),
+    "batch_norm_2d_long_channels": ("        self.bn = nn.BatchNorm2d(3)", "x", "self.bn(x)", "torch.randn(B, 3, 45, 51) * 2 + 1",
+                                    {"reduction": "batch_norm", "x": "x", "gamma": "bn_weight", "beta": "bn_bias"}),
+    "batch_norm_1d_plain_rows": ("        self.bn = nn.BatchNorm1d(C, affine=False, eps=1e-3)", "x",
+                                 "self.bn(x)", "torch.rand(B * 9, C)", {"reduction": "batch_norm", "eps": 1e-3, "gamma": None}),
     "mse_mean": (*LOSS[:2], "F.mse_loss(p, t)", LOSS[2], {"reduce": "mean"}),
     "l1_sum": (*LOSS[:2], "F.l1_loss(p, t, reduction='sum')", LOSS[2], {"reduce": "sum"}),
     "smooth_l1_beta": (*LOSS[:2], "F.smooth_l1_loss(p, t, beta=0.5)", LOSS[2], {"reduce": "mean"}),

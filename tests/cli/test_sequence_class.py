@@ -3,7 +3,9 @@
 kernels: each written as a KernelBench-style file at odd sizes, imported
 (`kevolve ops import`) as class `sequence` with its parts (a convolution
 then a max pool, a matmul then a cumulative sum, an average pool then a sum
-over channels, a matmul with a softmax row and a second matmul) and the
+over channels, a convolution, a batch norm in training mode (batch
+statistics) and an average pool, a matmul, a batch norm and a scale, a
+matmul with a softmax row and a second matmul) and the
 intermediates between them; a builtin cpu sweep serves each with one
 candidate that runs the parts in order, and every kernel passes the
 evaluator (fp64 PyTorch reference at the timed and the holdout shapes).
@@ -51,6 +53,10 @@ CASES = {
     "linear_cumsum": ("        self.fc = nn.Linear(L, 29)", "torch.cumsum(self.fc(x), dim=1)", "N * 11, L",
                       ["matmul", "scan"]),
     "avgpool_channel_sum": ("", "torch.sum(F.avg_pool2d(x, 2), dim=1)", "N, C, 18, 22", ["pooling", "row_reduction"]),
+    "conv_batchnorm_avgpool": ("        self.conv = nn.Conv2d(C, 6, 3)\n        self.bn = nn.BatchNorm2d(6)",
+                               "F.avg_pool2d(self.bn(self.conv(x)), 2)", "N, C, 17, 21", ["conv", "row_reduction", "pooling"]),
+    "linear_batchnorm_rows": ("        self.fc = nn.Linear(L, 29)\n        self.bn = nn.BatchNorm1d(29)", "self.bn(self.fc(x)) * 0.5",
+                              "N * 11, L", ["matmul", "row_reduction", "elementwise"]),
     "linear_softmax_linear": ("        self.a = nn.Linear(L, 31)\n        self.b = nn.Linear(31, 13)",
                               "self.b(torch.softmax(self.a(x), dim=-1))", "N * 7, L", ["matmul", "matmul"]),
 }

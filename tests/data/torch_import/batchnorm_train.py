@@ -1,4 +1,4 @@
-# expect: BatchNorm2d in training mode
+# A BatchNorm2d in training mode (batch statistics); with --eval-mode, running statistics.
 import torch
 import torch.nn as nn
 
