@@ -286,12 +286,19 @@ def _group_norm(calls, names, base, input_names):
         return None
     _, args, _, out = calls[0]
     x, w, b, _, _, _, group, eps = args[:8]
+    if base["outputs_raw"][0] is not out[0]:
+        return None
+    return _norm_keys("group_norm", x, w, b, base, input_names, groups=int(group), eps=float(eps))
+
+
+def _norm_keys(reduction, x, w, b, base, input_names, **extra):
+    """{reduction, x, **extra, gamma, beta} of a norm of input x with the
+    optional affine inputs w and b, by their input names; None where one of
+    them is no input."""
     by_id = _names_by_id(base, input_names)
     if id(x) not in by_id or any(t is not None and id(t) not in by_id for t in (w, b)):
         return None
-    if base["outputs_raw"][0] is not out[0]:
-        return None
-    keys = {"reduction": "group_norm", "x": by_id[id(x)], "groups": int(group), "eps": float(eps)}
+    keys = {"reduction": reduction, "x": by_id[id(x)], **extra}
     keys.update({k: by_id[id(t)] for k, t in (("gamma", w), ("beta", b)) if t is not None})
     return keys
 
@@ -305,7 +312,7 @@ def _batch_norm(calls, names, base, input_names):
     F.batch_norm(training=True)) of an input [N, C, *]: per channel, the mean
     and biased variance over N and the spatial axes; the running statistics
     it also updates are no part of its output; else None."""
-    if names != [n for n in names if n in TRAINING_BATCH_NORM] or len(names) != 1 or len(base["outputs_raw"]) != 1:
+    if len(names) != 1 or names[0] not in TRAINING_BATCH_NORM or len(base["outputs_raw"]) != 1:
         return None
     func, args, kwargs, out = calls[0]
     bound = dict(zip((a.name for a in func._schema.arguments), args))
@@ -313,13 +320,8 @@ def _batch_norm(calls, names, base, input_names):
     x = bound.get("input")
     if not bound.get("training") or not isinstance(x, torch.Tensor) or x.dim() < 2 or base["outputs_raw"][0] is not out[0]:
         return None
-    by_id = _names_by_id(base, input_names)
-    w, b = bound.get("weight"), bound.get("bias")
-    if id(x) not in by_id or any(t is not None and id(t) not in by_id for t in (w, b)):
-        return None
-    keys = {"reduction": "batch_norm", "x": by_id[id(x)], "eps": float(bound["eps"])}
-    keys.update({k: by_id[id(t)] for k, t in (("gamma", w), ("beta", b)) if t is not None})
-    return keys
+    return _norm_keys("batch_norm", x, bound.get("weight"), bound.get("bias"), base, input_names,
+                      eps=float(bound["eps"]))
 
 
 # Losses as the elementwise expression their mean or sum reduces ({p}: the
